@@ -1,0 +1,34 @@
+"""grammar-decode: JSON Schema → byte-level automaton → exact token masks.
+
+Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` → ``CompiledGrammar`` (per schema,
+shared) → ``grammar.matcher(vocab)`` → ``Matcher`` (per request).
+"""
+
+from .errors import (
+    GrammarDecodeError,
+    SchemaError,
+    TokenRejected,
+    UnsupportedSchemaError,
+    VocabularyError,
+)
+from .generate import GenerationResult, apply_mask, generate
+from .grammar import CompiledGrammar, Matcher, compile_json_schema
+from .mask import bitmask_words
+from .vocab import Vocabulary
+
+__all__ = [
+    "CompiledGrammar",
+    "GenerationResult",
+    "GrammarDecodeError",
+    "Matcher",
+    "SchemaError",
+    "TokenRejected",
+    "UnsupportedSchemaError",
+    "Vocabulary",
+    "VocabularyError",
+    "apply_mask",
+    "bitmask_words",
+    "compile_json_schema",
+    "generate",
+]
+__version__ = "0.1.0"

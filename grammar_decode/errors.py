@@ -1,0 +1,49 @@
+"""Exceptions raised by grammar-decode.
+
+Error model: bad input (a schema we cannot honour, a malformed vocabulary file) raises when it is
+first seen, before any generation starts; API misuse at run time (feeding a token the mask forbids)
+raises ``TokenRejected`` and leaves the matcher unchanged.
+"""
+
+from __future__ import annotations
+
+
+class GrammarDecodeError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class SchemaError(GrammarDecodeError, ValueError):
+    """The schema is not valid JSON Schema, or admits no document at all."""
+
+    def __init__(self, message: str, pointer: str = "") -> None:
+        self.pointer = pointer
+        where = pointer or "/"
+        super().__init__(f"{message} (at {where})")
+
+
+class UnsupportedSchemaError(SchemaError):
+    """The schema uses a keyword (or a keyword value) that the compiler cannot enforce.
+
+    Attributes:
+        keyword: the offending keyword, e.g. ``"pattern"``.
+        pointer: JSON pointer of the schema object holding it, e.g. ``"/properties/name"``.
+    """
+
+    def __init__(self, keyword: str, pointer: str, detail: str = "") -> None:
+        self.keyword = keyword
+        message = f"unsupported JSON Schema keyword {keyword!r}"
+        if detail:
+            message += f": {detail}"
+        super().__init__(message, pointer)
+
+
+class VocabularyError(GrammarDecodeError, ValueError):
+    """A vocabulary could not be read, or is inconsistent."""
+
+
+class TokenRejected(GrammarDecodeError, ValueError):
+    """A token was fed that the grammar does not allow in the matcher's current state."""
+
+    def __init__(self, token_id: int, reason: str) -> None:
+        self.token_id = token_id
+        super().__init__(f"token {token_id} rejected: {reason}")

@@ -1,0 +1,131 @@
+"""A reference sampling loop: logits → mask → sample → advance, with a closing budget.
+
+Framework integrations reuse the matcher directly; this loop is what tests and benchmarks drive
+with a real or random ``logits_fn``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .errors import TokenRejected
+from .grammar import CompiledGrammar
+from .vocab import Vocabulary
+
+LogitsFn = Callable[[Sequence[int]], np.ndarray]
+
+#: stop reasons
+EOS, COMPLETE, MAX_TOKENS, MASK_VIOLATION = "eos", "complete", "max_tokens", "mask_violation"
+
+
+@dataclass
+class GenerationResult:
+    """What ``generate`` produced.
+
+    ``stop_reason``: ``eos`` (the model chose EOS on a complete document), ``complete`` (the
+    document is complete and no token but EOS may follow), ``max_tokens`` (budget exhausted: the
+    text is a valid prefix, not a document) or ``mask_violation`` (the sampler picked a token the
+    matcher refused — a bug in this package, never expected).
+    """
+
+    text: str
+    data: bytes
+    token_ids: list[int]
+    stop_reason: str
+    mask_seconds: float = 0.0
+    total_seconds: float = 0.0
+    masks: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Copy of ``logits`` with disallowed ids set to -inf. Ids past ``len(mask)`` (padding
+    columns) are always disallowed. O(W)."""
+    out = np.full(logits.shape, -np.inf, dtype=np.float64)
+    width = min(len(mask), logits.shape[-1])
+    keep = mask[:width]
+    out[:width][keep] = logits[:width][keep]
+    return out
+
+
+def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """Greedy for temperature 0, else softmax sampling over the finite entries."""
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    finite = np.flatnonzero(np.isfinite(logits))
+    scaled = logits[finite] / temperature
+    scaled -= scaled.max()
+    probs = np.exp(scaled)
+    probs /= probs.sum()
+    return int(finite[rng.choice(len(finite), p=probs)])
+
+
+def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *, max_tokens: int = 256,
+             temperature: float = 1.0, seed: int | None = None, prompt_ids: Sequence[int] = (),
+             closing_budget: bool = True) -> GenerationResult:
+    """Sample a document token by token under ``grammar``.
+
+    Args:
+        logits_fn: maps the token ids so far (prompt included) to 1-D logits of width >= len(vocab).
+        max_tokens: most tokens to generate (EOS included).
+        closing_budget: narrow the mask near the limit so the document always completes: a token
+            is allowed only if the document can still be finished in the tokens left. Guarantee:
+            if ``max_tokens >= grammar.min_completion_bytes()`` and the vocabulary spells every
+            single byte, the result is a complete document.
+    """
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be >= 1")
+    rng = np.random.default_rng(seed)
+    matcher = grammar.matcher(vocab)
+    eos = set(vocab.eos_token_ids)
+    ids = list(prompt_ids)
+    out: list[int] = []
+    mask_seconds = 0.0
+    masks = 0
+    stop = MAX_TOKENS
+    started = time.perf_counter()
+    for produced in range(max_tokens):
+        t0 = time.perf_counter()
+        if closing_budget:
+            mask = matcher.budget_mask(max_tokens - produced)
+        else:
+            mask = matcher.mask()
+        mask_seconds += time.perf_counter() - t0
+        masks += 1
+        if matcher.is_accepting() and not _any_but(mask, eos):
+            stop = COMPLETE
+            break
+        logits = np.asarray(logits_fn(ids), dtype=np.float64)
+        t0 = time.perf_counter()
+        masked = apply_mask(logits, mask)
+        mask_seconds += time.perf_counter() - t0
+        if not np.isfinite(masked).any():  # pragma: no cover - no dead states exist
+            stop = MASK_VIOLATION
+            break
+        token = sample(masked, temperature, rng)
+        try:
+            matcher.advance(token)
+        except TokenRejected:
+            stop = MASK_VIOLATION
+            break
+        out.append(token)
+        ids.append(token)
+        if token in eos:
+            stop = EOS
+            break
+    if stop == MAX_TOKENS and matcher.is_accepting():
+        stop = COMPLETE  # the budget ran out exactly as the document closed
+    data = vocab.decode(out)
+    return GenerationResult(
+        text=data.decode("utf-8", errors="replace"), data=data, token_ids=out, stop_reason=stop,
+        mask_seconds=mask_seconds, total_seconds=time.perf_counter() - started, masks=masks,
+    )
+
+
+def _any_but(mask: np.ndarray, excluded: set[int]) -> bool:
+    count = int(np.count_nonzero(mask))
+    return count > sum(1 for i in excluded if mask[i])

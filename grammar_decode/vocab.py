@@ -1,0 +1,174 @@
+"""Vocabulary: token id → exact bytes, plus which ids are EOS and which are never allowed.
+
+A vocabulary is built once per model and shared by every grammar and matcher. The masker never
+sees a tokenizer: byte-level BPE, SentencePiece byte fallback and tiktoken all reduce to "a list
+of byte strings".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+
+from .errors import VocabularyError
+
+if TYPE_CHECKING:
+    from .trie import TokenTrie
+
+# llama.cpp token types (tokenizer.ggml.token_type)
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
+_SPECIAL_TYPES = (_UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED)
+_BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
+_SPM_SPACE = "\u2581".encode("utf-8")
+
+
+def gpt2_unicode_to_bytes() -> dict[str, int]:
+    """The inverse of GPT-2's bytes→unicode table: byte-level BPE writes each byte as one
+    printable character (printable Latin-1 bytes as themselves, the rest shifted to U+0100+)."""
+    printable = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    table = {chr(b): b for b in printable}
+    shift = 0
+    for byte in range(256):
+        if byte not in table.values():
+            table[chr(0x100 + shift)] = byte
+            shift += 1
+    return table
+
+
+class Vocabulary:
+    """Token id → bytes, for one model.
+
+    Args:
+        tokens: the exact bytes each token id decodes to.
+        eos_token_ids: ids that end generation; allowed exactly when the document is complete.
+        special_token_ids: ids that are never allowed inside a document (BOS, pad, control,
+            unknown...). EOS ids may be listed here too; they stay EOS.
+
+    Empty tokens (``b""``) are never allowed either: they would let generation loop in place.
+    """
+
+    def __init__(self, tokens: Sequence[bytes], eos_token_ids: Iterable[int] = (),
+                 special_token_ids: Iterable[int] = ()) -> None:
+        self._tokens: list[bytes] = [bytes(t) for t in tokens]
+        n = len(self._tokens)
+        if n == 0:
+            raise VocabularyError("a vocabulary needs at least one token")
+        self.eos_token_ids: tuple[int, ...] = tuple(sorted({int(i) for i in eos_token_ids}))
+        self.special_token_ids: tuple[int, ...] = tuple(sorted({int(i) for i in special_token_ids}))
+        for token_id in self.eos_token_ids + self.special_token_ids:
+            if not 0 <= token_id < n:
+                raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
+        self._trie: TokenTrie | None = None
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def __repr__(self) -> str:
+        return f"Vocabulary({len(self)} tokens, eos={list(self.eos_token_ids)})"
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes token ``token_id`` decodes to."""
+        return self._tokens[token_id]
+
+    @property
+    def tokens(self) -> list[bytes]:
+        """All token byte strings, indexed by id (a read-only view by convention; do not mutate)."""
+        return self._tokens
+
+    def decode(self, token_ids: Iterable[int]) -> bytes:
+        """Concatenated bytes of ``token_ids`` (EOS and special ids contribute nothing)."""
+        skip = set(self.eos_token_ids) | set(self.special_token_ids)
+        return b"".join(self._tokens[i] for i in token_ids if i not in skip)
+
+    def ordinary_mask(self) -> np.ndarray:
+        """Bool array: True for ids that may appear inside a document (not special, not EOS,
+        not empty)."""
+        mask = np.array([len(t) > 0 for t in self._tokens], dtype=bool)
+        mask[list(self.special_token_ids)] = False
+        mask[list(self.eos_token_ids)] = False
+        return mask
+
+    def missing_single_bytes(self) -> list[int]:
+        """Byte values that no ordinary token spells on its own. When empty, any byte string can
+        be written one byte per token, so "fewest tokens" ≤ "fewest bytes" (the closing budget
+        relies on it)."""
+        ordinary = self.ordinary_mask()
+        present = {t[0] for i, t in enumerate(self._tokens) if len(t) == 1 and ordinary[i]}
+        return [b for b in range(256) if b not in present]
+
+    @property
+    def trie(self) -> "TokenTrie":
+        """The prefix trie over ordinary tokens; built on first use, O(total token bytes)."""
+        if self._trie is None:
+            from .trie import TokenTrie
+
+            self._trie = TokenTrie(self)
+        return self._trie
+
+    # -- loaders -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_gguf(cls, path: str | Path) -> "Vocabulary":
+        """Read ``tokenizer.ggml.*`` from a GGUF file (vocabulary-only files work).
+
+        Supports ``tokenizer.ggml.model`` ``gpt2`` (byte-level BPE) and SentencePiece-style
+        models (``llama``, ``gemma*``: ``▁`` is a space, ``<0xNN>`` is one byte). Token types
+        unknown, control, user-defined and unused are special (never allowed); EOS comes from
+        ``eos_token_id`` plus ``eot_token_id``/``eom_token_id`` when present.
+        """
+        from ._gguf import read_metadata
+
+        meta = read_metadata(path)
+        try:
+            raw_tokens: list[bytes] = meta["tokenizer.ggml.tokens"]
+            model = meta["tokenizer.ggml.model"].decode("utf-8")
+        except KeyError as exc:
+            raise VocabularyError(f"{path}: no {exc.args[0]} metadata") from exc
+        types = meta.get("tokenizer.ggml.token_type")
+        if types is None:
+            types = np.full(len(raw_tokens), _NORMAL, dtype=np.int32)
+        if len(types) != len(raw_tokens):
+            raise VocabularyError(f"{path}: {len(types)} token types for {len(raw_tokens)} tokens")
+        if model == "gpt2":
+            tokens = _decode_byte_level(raw_tokens, types)
+        elif model == "llama" or model.startswith("gemma"):
+            tokens = _decode_sentencepiece(raw_tokens, types)
+        else:
+            raise VocabularyError(f"{path}: tokenizer model {model!r} is not supported")
+        special = np.flatnonzero(np.isin(types, _SPECIAL_TYPES)).tolist()
+        eos = [meta[k] for k in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
+                                 "tokenizer.ggml.eom_token_id") if k in meta]
+        return cls(tokens, eos_token_ids=eos, special_token_ids=special)
+
+
+def _decode_byte_level(raw_tokens: list[bytes], types: np.ndarray) -> list[bytes]:
+    table = gpt2_unicode_to_bytes()
+    tokens = []
+    for raw, kind in zip(raw_tokens, types.tolist()):
+        text = raw.decode("utf-8")
+        if kind == _NORMAL:
+            try:
+                tokens.append(bytes(table[ch] for ch in text))
+                continue
+            except KeyError as exc:
+                raise VocabularyError(f"byte-level token {text!r} has a character outside the byte table") from exc
+        tokens.append(raw)  # special and user-defined tokens are stored as plain text
+    return tokens
+
+
+def _decode_sentencepiece(raw_tokens: list[bytes], types: np.ndarray) -> list[bytes]:
+    tokens = []
+    for raw, kind in zip(raw_tokens, types.tolist()):
+        if kind == _BYTE:
+            match = _BYTE_TOKEN.fullmatch(raw)
+            if match is None:
+                raise VocabularyError(f"byte token {raw!r} is not of the form <0xNN>")
+            tokens.append(bytes([int(match.group(1), 16)]))
+        elif kind == _NORMAL:
+            tokens.append(raw.replace(_SPM_SPACE, b" "))
+        else:
+            tokens.append(raw)
+    return tokens

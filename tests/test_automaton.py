@@ -1,0 +1,168 @@
+"""Grammar tables: accepted / rejected / prefix-only strings, byte-exact."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import grammar_decode as gd
+from grammar_decode.automaton import EXPONENT_DIGITS_MAX
+
+from conftest import ORDER, PERSON
+
+# (schema, whitespace, accepted, prefix-only (viable, incomplete), rejected)
+TABLES = {
+    "person-compact": (
+        PERSON, "compact",
+        ['{"name":"Ann","age":31,"active":true}', '{"name":"","age":-0,"active":false}',
+         '{"name":"\\u00e9\\"\\\\\\/\\b\\f\\n\\r\\t","age":0,"active":true}'],
+        ['', '{', '{"na', '{"name":"Ann","age":3', '{"name":"Ann","age":31,"active":t'],
+        ['{"name":"Ann","age":31}', '{"age":31,"name":"Ann","active":true}',
+         '{"name":"Ann", "age":31,"active":true}', '{"name":"Ann","age":031,"active":true}',
+         '{"name":"Ann","age":3.1,"active":true}', '{"name":"Ann","age":1e5,"active":true}',
+         '{"name":"Ann","age":31,"active":true,}', ' {"name":"Ann","age":31,"active":true}',
+         '{"name":"Ann","age":31,"active":true} ', '{"name":"A\nn","age":1,"active":true}',
+         '{"name":"\\x","age":1,"active":true}', '{"name":"Ann","age":-,"active":true}',
+         '{"name":"Ann","age":31,"active":True}', '{"name":"Ann","age":31,"active":true}{'],
+    ),
+    "person-flexible": (
+        PERSON, "flexible",
+        [json.dumps({"name": "Ann", "age": 31, "active": True}),
+         '{\n  "name" : "Ann",\n  "age": 31,\n  "active": true\n}', '{"name":"Ann","age":31,"active":true}'],
+        ['{ ', '{"name"    ', '{"name":"Ann",\n'],
+        ['{     "name":"Ann","age":31,"active":true}', ' {"name":"Ann","age":31,"active":true}',
+         '{"name":"Ann","age":31,"active":true}\n', '{"name":"Ann","age":31,"active":true ,}',
+         '{"name":"Ann","age":31\f,"active":true}', '{"name"  :   "x" , "age" : 1 ,"active":true   ,}'],
+    ),
+    "array-bounds": (
+        {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3}, "compact",
+        ["[1]", "[1,2]", "[1,2,3]", "[-0,10,-7]"],
+        ["[", "[1,", "[1,2,3"],
+        ["[]", "[1,2,3,4]", "[1,]", "[,1]", "[01]", "[1 ]", "[1,2,3,"],
+    ),
+    "array-unbounded": (
+        {"type": "array", "items": {"type": "string"}}, "flexible",
+        ["[]", "[ ]", '["a"]', '["a", "b", "c", "d", "e"]', '[\n"a"\n]'],
+        ['["a",', '[ "a" ', '["'],
+        ['["a",]', '[,]', '["a" "b"]', '[1]', '["a"],'],
+    ),
+    "numbers": (
+        {"type": "array", "items": {"type": "number"}}, "compact",
+        ["[0]", "[-0.0]", "[1.5e10]", "[1E-9]", "[1e+99]", "[123.456]", "[-1e0]"],
+        ["[1.", "[1e", "[1e+", "[-"],
+        ["[00]", "[.5]", "[1.]", "[1e]", "[+1]", "[1e999]", "[1e+100]", "[--1]", "[1.e5]", "[0x1]", "[NaN]",
+         "[Infinity]"],
+    ),
+    "integers": (
+        {"type": "array", "items": {"type": "integer"}}, "compact",
+        ["[0]", "[-0]", "[12345678901234567890]", "[-9]"],
+        ["[-", "[12"],
+        ["[1.0]", "[1e5]", "[01]", "[-01]", "[1E2]"],
+    ),
+    "enum-and-const": (
+        {"type": "array", "items": {"enum": ["a", "ab", 1, 12, None, True, {"k": [1]}]}}, "compact",
+        ['["a"]', '["ab"]', "[1]", "[12]", "[null]", "[true]", '[{"k":[1]}]', '["a",12,null]'],
+        ['["a', "[1", "[tr", '[{"k"'],
+        ['["abc"]', "[123]", "[2]", '["A"]', "[false]", '[{"k":[2]}]', '[{"k": [1]}]', '["b"]'],
+    ),
+    "utf8": (
+        {"type": "string"}, "compact",
+        ['"é"', '"日本語"', '"🦙"', '"\\ud83e\\udd99"', '"\\uFFFF"', '"\\u0000"', '"\x7f"'],
+        ['"\xc3'.encode("latin-1"), b'"\xf0\x9f', b'"\xf0\x9f\xa6', '"\\ud83e', '"\\ud83e\\'],
+        [b'"\xc3"', b'"\xc0\x80"', b'"\xed\xa0\x80"', b'"\xf4\x90\x80\x80"', b'"\xff"', b'"\x80"',
+         '"\\udc00"', '"\\ud83e"', '"\\ud83e\\u0041"', '"\x01"', '"\t"', b'"\xe0\x80\x80"'],
+    ),
+    "order-nested": (
+        ORDER, "flexible",
+        [json.dumps({"id": 7, "status": "paid", "items": [{"sku": "A1", "qty": 2}], "note": None}),
+         '{"id":7,"status":"new","items":[{"sku":"A1","qty":2},{"sku":"B","qty":0}],"note":null}'],
+        ['{"id":7,"status":"', '{"id":7,"status":"new","items":[{"sku":"A1","qty":2},'],
+        ['{"id":7,"status":"lost","items":[{"sku":"A1","qty":2}],"note":null}',
+         '{"id":7,"status":"new","items":[],"note":null}',
+         '{"id":7,"status":"new","items":[{"sku":"A1","qty":2},{"sku":"B","qty":0},{"sku":"C","qty":1}],'
+         '"note":null}',
+         '{"id":7,"status":"new","items":[{"sku":"A1"}],"note":null}'],
+    ),
+}
+
+
+def _cases(kind: int) -> list:
+    return [pytest.param(name, text, id=f"{name}-{i}") for name, table in TABLES.items()
+            for i, text in enumerate(table[kind])]
+
+
+def _grammar(name: str) -> gd.CompiledGrammar:
+    schema, whitespace = TABLES[name][0], TABLES[name][1]
+    return gd.compile_json_schema(schema, whitespace=whitespace)
+
+
+@pytest.mark.parametrize("name,text", _cases(2))
+def test_accepted(name: str, text: str) -> None:
+    grammar = _grammar(name)
+    assert grammar.accepts(text)
+    assert grammar.accepts_prefix(text)
+
+
+@pytest.mark.parametrize("name,text", _cases(3))
+def test_prefix_only(name: str, text: str) -> None:
+    grammar = _grammar(name)
+    assert grammar.accepts_prefix(text)
+    assert not grammar.accepts(text)
+
+
+@pytest.mark.parametrize("name,text", _cases(4))
+def test_rejected(name: str, text: str) -> None:
+    grammar = _grammar(name)
+    assert not grammar.accepts(text)
+
+
+def test_whitespace_runs_are_bounded() -> None:
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}}, max_whitespace=3)
+    assert grammar.accepts("[   1]")
+    assert not grammar.accepts_prefix("[    ")
+    assert grammar.accepts("[1   ,   2   ]")
+
+
+def test_exponent_cap_is_enforced() -> None:
+    grammar = gd.compile_json_schema({"type": "number"})
+    assert grammar.accepts("1e" + "9" * EXPONENT_DIGITS_MAX)
+    assert not grammar.accepts_prefix("1e" + "9" * (EXPONENT_DIGITS_MAX + 1))
+
+
+def test_every_accepted_number_is_finite() -> None:
+    grammar = gd.compile_json_schema({"type": "number"})
+    largest = "9" * 200 + ".9e+" + "9" * EXPONENT_DIGITS_MAX
+    assert grammar.accepts(largest)
+    assert json.loads(largest) != float("inf")
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_min_bytes_matches_breadth_first_search(name: str) -> None:
+    """``min_bytes`` (structural) equals a breadth-first search over the byte graph, for every
+    state reached along the table's accepted documents."""
+    grammar = _grammar(name)
+    automaton = grammar.automaton
+    for text in TABLES[name][2]:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        state = automaton.initial
+        for byte in data:
+            assert automaton.min_bytes(state) == _bfs_min_bytes(automaton, state)
+            state = automaton.step(state, byte)
+        assert automaton.min_bytes(state) == 0
+
+
+def _bfs_min_bytes(automaton, state) -> int:
+    frontier, seen, distance = [state], {state}, 0
+    while frontier:
+        if any(automaton.is_accepting(s) for s in frontier):
+            return distance
+        nxt = []
+        for s in frontier:
+            for byte in range(256):
+                t = automaton.step(s, byte)
+                if t is not None and t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier, distance = nxt, distance + 1
+    raise AssertionError("no completion reachable: a dead state")

@@ -1,0 +1,192 @@
+"""Fast masks against the replay oracle, on real vocabularies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import grammar_decode as gd
+from grammar_decode.mask import Masker, pack_mask
+from grammar_decode.reference import replay_budget_mask, replay_mask
+
+from conftest import MEASUREMENTS, ORDER, PERSON, TAGS
+
+# ≥ 13 prefixes over 4 schemas: structural positions, inside keys, strings, numbers, arrays.
+PREFIXES = [
+    (PERSON, ""), (PERSON, "{"), (PERSON, '{"na'), (PERSON, '{"name":'), (PERSON, '{"name":"Ann'),
+    (PERSON, '{"name":"Ann", "age": 3'), (PERSON, '{"name":"Ann","age":0'),
+    (PERSON, '{"name":"Ann","age":31,"active":'), (PERSON, '{"name":"\\u00'),
+    (PERSON, '{"name":"Ann","age":31,"active":true'),
+    (MEASUREMENTS, '{"sensor":"t","values":['), (MEASUREMENTS, '{"sensor":"t","values":[1.5e'),
+    (MEASUREMENTS, '{"sensor":"t","values":[1,2,3'), (MEASUREMENTS, '{"sensor":"t","values":[-0.25, 7'),
+    (TAGS, "["), (TAGS, '["a",'), (TAGS, '["a","b","c"'), (TAGS, '["a"]'),
+    (ORDER, '{"id":7,"status":"'), (ORDER, '{"id":7,"status":"new","items":[{"sku":"A","qty":1}'),
+    (ORDER, '{"id":7,"status":"new","items":[{"sku":"A","qty":1}],"note":nu'),
+]
+_PREFIX_BYTES = [p.encode("utf-8") for _, p in PREFIXES] + [b'{"name":"\xe6\x97']
+
+
+def _state(grammar: gd.CompiledGrammar, prefix: str | bytes):
+    data = prefix.encode("utf-8") if isinstance(prefix, str) else prefix
+    state = grammar.automaton.feed(grammar.automaton.initial, data)
+    assert state is not None, f"test prefix {prefix!r} is not viable"
+    return state
+
+
+@pytest.mark.parametrize("whitespace", ["compact", "flexible"])
+@pytest.mark.parametrize("schema,prefix", PREFIXES + [(PERSON, _PREFIX_BYTES[-1])])
+def test_trie_mask_equals_replay_mask(gpt2: gd.Vocabulary, schema: dict, prefix: str, whitespace: str) -> None:
+    """The fast path is bit-identical to brute-force replay of every token."""
+    grammar = gd.compile_json_schema(schema, whitespace=whitespace)
+    if whitespace == "compact" and isinstance(prefix, str):
+        prefix = prefix.replace(", ", ",").replace(": ", ":")
+    state = _state(grammar, prefix)
+    fast = grammar.masker(gpt2).mask(state)
+    slow = replay_mask(grammar.automaton, gpt2, state)
+    assert fast.dtype == bool and fast.shape == (len(gpt2),)
+    assert np.array_equal(fast, slow), np.flatnonzero(fast != slow)[:10]
+
+
+@pytest.mark.parametrize("schema,prefix", PREFIXES)
+def test_every_masked_token_is_actually_legal(gpt2: gd.Vocabulary, schema: dict, prefix: str) -> None:
+    """Every allowed token, fed byte by byte to the automaton, keeps a completable path."""
+    grammar = gd.compile_json_schema(schema)
+    automaton = grammar.automaton
+    state = _state(grammar, prefix)
+    mask = grammar.masker(gpt2).mask(state)
+    eos = set(gpt2.eos_token_ids)
+    allowed = np.flatnonzero(mask)
+    assert len(allowed) > 0
+    for token_id in allowed.tolist():
+        if token_id in eos:
+            assert automaton.is_accepting(state)
+            continue
+        assert token_id not in gpt2.special_token_ids
+        nxt = state
+        for byte in gpt2.token_bytes(token_id):
+            nxt = automaton.step_uncached(nxt, byte)
+            assert nxt is not None, f"token {token_id} {gpt2.token_bytes(token_id)!r} is not legal after {prefix!r}"
+        assert automaton.min_bytes(nxt) < 10_000
+
+
+@pytest.mark.parametrize("prefix", ['{"sensor":"', '{"sensor":"t","values":[1'])
+def test_trie_mask_equals_replay_mask_on_262k_gemma(gemma: gd.Vocabulary, prefix: str) -> None:
+    grammar = gd.compile_json_schema(MEASUREMENTS)
+    state = _state(grammar, prefix)
+    assert np.array_equal(grammar.masker(gemma).mask(state), replay_mask(grammar.automaton, gemma, state))
+
+
+def test_eos_only_when_complete_and_specials_never(gpt2: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(TAGS)
+    matcher = grammar.matcher(gpt2)
+    eos = gpt2.eos_token_ids[0]
+    for token in gpt2.eos_token_ids + gpt2.special_token_ids:
+        assert not matcher.mask()[token]
+    with pytest.raises(gd.TokenRejected):
+        matcher.advance(eos)
+    for text in (b"[", b'"', b"a", b'"', b"]"):
+        (token,) = [i for i, t in enumerate(gpt2.tokens) if t == text]
+        matcher.advance(token)
+    assert matcher.is_accepting()
+    mask = matcher.mask()
+    assert mask[eos] and mask.sum() == 1
+    matcher.advance(eos)
+    assert not matcher.mask().any()
+
+
+def test_rejected_token_leaves_matcher_unchanged(gpt2: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(PERSON)
+    matcher = grammar.matcher(gpt2)
+    before = matcher.state
+    bad = gpt2.tokens.index(b"[")
+    with pytest.raises(gd.TokenRejected):
+        matcher.advance(bad)
+    assert matcher.state == before
+    with pytest.raises(gd.TokenRejected):
+        matcher.advance(len(gpt2) + 5)
+
+
+def test_masks_are_shared_per_grammar_and_vocab(gpt2: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(PERSON)
+    first, second = grammar.matcher(gpt2), grammar.matcher(gpt2)
+    assert first.mask() is second.mask()
+    assert grammar.masker(gpt2).cache_info()["states"] == 1
+
+
+def test_cached_masks_equal_uncached_along_a_walk(gpt2: gd.Vocabulary) -> None:
+    """Every cache hit returns what a fresh, cache-less masker computes for that state."""
+    grammar = gd.compile_json_schema(MEASUREMENTS)
+    rng = np.random.default_rng(3)
+    matcher = grammar.matcher(gpt2)
+    for _ in range(40):
+        if matcher.is_accepting():
+            break
+        mask = matcher.mask()
+        fresh = Masker(grammar.automaton, gpt2).mask(matcher.state)
+        assert np.array_equal(mask, fresh)
+        choices = [t for t in np.flatnonzero(mask).tolist() if t not in gpt2.eos_token_ids]
+        matcher.advance(int(rng.choice(choices)))
+
+
+@pytest.mark.parametrize("size", [1, 31, 32, 33, 63, 64, 65, 95, 96, 97])
+def test_fill_bitmask_agrees_with_mask(gpt2: gd.Vocabulary, size: int) -> None:
+    alphabet = [bytes([b]) for b in b'[1,]2"a{}:03456789'] + [b"1" * k for k in range(2, 100)]
+    tokens = alphabet[: size - 1] + [b"<eos>"]
+    vocab = gd.Vocabulary(tokens, eos_token_ids=[size - 1], special_token_ids=[size - 1])
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}})
+    matcher = grammar.matcher(vocab)
+    for step in (None, b"[", b"1"):
+        if step is not None:
+            if step not in tokens:
+                break
+            matcher.advance(tokens.index(step))
+        width_words = gd.bitmask_words(size) + 2  # logits wider than the vocabulary
+        out = np.full((3, width_words), -1, dtype=np.int32)
+        matcher.fill_bitmask(out, row=1)
+        bits = np.unpackbits(out[1].view(np.uint8), bitorder="little").astype(bool)
+        assert np.array_equal(bits[:size], matcher.mask())
+        assert not bits[size:].any(), "padding ids must stay masked"
+        assert (out[0] == -1).all() and (out[2] == -1).all(), "other rows untouched"
+
+
+def test_fill_bitmask_rejects_bad_buffers(gpt2: gd.Vocabulary) -> None:
+    matcher = gd.compile_json_schema(TAGS).matcher(gpt2)
+    with pytest.raises(TypeError):
+        matcher.fill_bitmask(np.zeros((1, gd.bitmask_words(len(gpt2))), dtype=np.int64))
+    with pytest.raises(ValueError):
+        matcher.fill_bitmask(np.zeros((1, 10), dtype=np.int32))
+
+
+def test_pack_mask_bit_layout() -> None:
+    mask = np.zeros(70, dtype=bool)
+    mask[[0, 31, 32, 69]] = True
+    words = pack_mask(mask)
+    assert words.dtype == np.dtype("<i4") and len(words) == 3
+    assert words[0] == np.int32(-2147483647)  # bits 0 and 31
+    assert words[1] == 1 and words[2] == 1 << 5
+
+
+def test_apply_mask_masks_padding_columns() -> None:
+    logits = np.arange(10, dtype=np.float32)
+    mask = np.array([True, False, True, True, False, False, True, False], dtype=bool)  # vocab of 8, logits of 10
+    out = gd.apply_mask(logits, mask)
+    assert np.isfinite(out).tolist() == mask.tolist() + [False, False]
+
+
+@pytest.mark.parametrize("schema,prefix,remaining", [
+    (PERSON, '{"name":"Ann', 30), (PERSON, '{"name":"Ann', 27), (PERSON, '{"name":"Ann","age":1', 19),
+    (MEASUREMENTS, '{"sensor":"t","values":[1', 3), (TAGS, '["a', 2), (TAGS, "[", 1),
+])
+def test_budget_mask_is_subset_and_matches_replay(gpt2: gd.Vocabulary, schema: dict, prefix: str,
+                                                  remaining: int) -> None:
+    """Closing narrowing is always a subset of the legal mask, equal to its replay reference, and
+    never empty while the budget still covers the shortest completion."""
+    grammar = gd.compile_json_schema(schema)
+    state = _state(grammar, prefix)
+    masker = grammar.masker(gpt2)
+    narrowed = masker.budget_mask(state, remaining)
+    full = masker.mask(state)
+    assert not (narrowed & ~full).any()
+    assert np.array_equal(narrowed, replay_budget_mask(grammar.automaton, gpt2, state, remaining))
+    if grammar.automaton.min_bytes(state) <= remaining:
+        assert narrowed.any()

@@ -1,0 +1,97 @@
+"""Schema compilation: supported keywords compile; everything else raises, naming keyword and pointer."""
+
+from __future__ import annotations
+
+import pytest
+
+import grammar_decode as gd
+
+UNSUPPORTED = [
+    ({"type": "string", "pattern": "^a"}, "pattern", ""),
+    ({"type": "string", "minLength": 2}, "minLength", ""),
+    ({"type": "string", "format": "date"}, "format", ""),
+    ({"type": "integer", "minimum": 0}, "minimum", ""),
+    ({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}, "required": ["a"]},
+     "maxLength", "/properties/a"),
+    ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "#/x"}}}}, "$ref",
+     "/items/properties/x~1y"),
+    ({"anyOf": [{"type": "string"}]}, "anyOf", ""),
+    ({"type": ["string", "null"]}, "type", "/type"),
+    ({"type": "array"}, "items", ""),
+    ({"type": "object", "required": ["a"]}, "required", "/required/0"),
+    ({"properties": {"a": {"type": "string"}}}, "type", ""),
+    ({"type": "object", "additionalProperties": {"type": "string"}}, "additionalProperties", ""),
+    ({"type": "object", "properties": {"a": True}, "required": ["a"]}, "true", "/properties/a"),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", ""),
+    ({"type": "array", "prefixItems": [{"type": "string"}]}, "prefixItems", ""),
+    ({"$defs": {"a": {"type": "string"}}, "type": "string"}, "$defs", ""),
+]
+
+
+@pytest.mark.parametrize("schema,keyword,pointer", UNSUPPORTED, ids=[k for _, k, _ in UNSUPPORTED])
+def test_unsupported_keyword_raises_with_keyword_and_pointer(schema: dict, keyword: str, pointer: str) -> None:
+    with pytest.raises(gd.UnsupportedSchemaError) as info:
+        gd.compile_json_schema(schema)
+    assert info.value.keyword == keyword
+    assert info.value.pointer == pointer
+    assert keyword in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+INVALID = [
+    ({"type": "strin"}, "/type"),
+    ({"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 2}, ""),
+    ({"type": "array", "items": {"type": "string"}, "minItems": -1}, ""),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]}, "/required"),
+    ({"type": "string", "enum": [1, 2]}, "/enum"),
+    ({"enum": "abc"}, "/enum"),
+    (False, ""),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": False}, ""),
+]
+
+
+@pytest.mark.parametrize("schema,pointer", INVALID)
+def test_invalid_schema_raises_schema_error(schema: object, pointer: str) -> None:
+    with pytest.raises(gd.SchemaError) as info:
+        gd.compile_json_schema(schema)
+    assert not isinstance(info.value, gd.UnsupportedSchemaError)
+    assert info.value.pointer == pointer
+
+
+def test_schema_as_json_text_and_bad_json() -> None:
+    grammar = gd.compile_json_schema('{"type": "integer"}')
+    assert grammar.accepts("42")
+    with pytest.raises(gd.SchemaError, match="not valid JSON"):
+        gd.compile_json_schema("{type: integer}")
+
+
+def test_annotations_are_accepted() -> None:
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "x", "title": "t",
+              "description": "d", "examples": [1], "default": 1, "$comment": "c", "type": "integer"}
+    assert gd.compile_json_schema(schema).accepts("1")
+
+
+def test_enum_is_filtered_by_type() -> None:
+    grammar = gd.compile_json_schema({"type": "integer", "enum": [1, "1", True, 2.0, 2.5]})
+    assert grammar.accepts("1") and grammar.accepts("2.0")
+    assert not grammar.accepts('"1"') and not grammar.accepts("true") and not grammar.accepts("2.5")
+
+
+def test_const_with_non_ascii_is_emitted_as_utf8() -> None:
+    grammar = gd.compile_json_schema({"const": "café"})
+    assert grammar.accepts('"café"')
+    assert not grammar.accepts('"caf\\u00e9"')
+
+
+def test_empty_object_and_empty_array_forms() -> None:
+    assert gd.compile_json_schema({"type": "object"}).accepts("{}")
+    assert not gd.compile_json_schema({"type": "object"}).accepts('{"a":1}')
+    zero = gd.compile_json_schema({"type": "array", "maxItems": 0})
+    assert zero.accepts("[]") and not zero.accepts_prefix("[n")
+
+
+def test_whitespace_option_is_validated() -> None:
+    with pytest.raises(ValueError):
+        gd.compile_json_schema({"type": "null"}, whitespace="pretty")
+    with pytest.raises(ValueError):
+        gd.compile_json_schema({"type": "null"}, max_whitespace=0)

@@ -141,9 +141,13 @@ class Masker:
         byte per token, so if ``min_bytes(state) <= remaining_tokens`` the narrowed mask is never
         empty and generation ends with a complete document. Always a subset of ``mask(state)``.
         Returns ``mask(state)`` itself when no allowed token can overrun the budget.
+
+        When the budget is already too small (``min_bytes(state) > remaining_tokens``), the mask
+        keeps only tokens that make the most progress towards closing (successors needing at most
+        ``min_bytes(state) - 1`` bytes), which is never empty either.
         """
         entry = self._entry(state)
-        budget = remaining_tokens - 1
+        budget = max(remaining_tokens - 1, self.automaton.min_bytes(state) - 1)
         if entry.max_next_min_bytes <= budget:
             return entry.mask
         key = (state, budget)

@@ -35,14 +35,16 @@ def replay_mask(automaton: Automaton, vocab: Vocabulary, state: State) -> np.nda
 
 def replay_budget_mask(automaton: Automaton, vocab: Vocabulary, state: State, remaining_tokens: int) -> np.ndarray:
     """Reference for ``Masker.budget_mask``: the replay mask restricted to tokens whose successor
-    state needs at most ``remaining_tokens - 1`` bytes to complete."""
+    state needs at most ``remaining_tokens - 1`` bytes to complete (or, when that is impossible,
+    ``min_bytes(state) - 1``: the most progress towards closing)."""
     mask = replay_mask(automaton, vocab, state)
+    budget = max(remaining_tokens - 1, automaton.min_bytes(state) - 1)
     for token_id in np.flatnonzero(mask).tolist():
         if token_id in vocab.eos_token_ids:
             continue
         nxt = state
         for byte in vocab.token_bytes(token_id):
             nxt = automaton.step_uncached(nxt, byte)
-        if automaton.min_bytes(nxt) > remaining_tokens - 1:
+        if automaton.min_bytes(nxt) > budget:
             mask[token_id] = False
     return mask

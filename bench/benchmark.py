@@ -51,7 +51,6 @@ import grammar_decode as gd  # noqa: E402
 from grammar_decode.automaton import State  # noqa: E402
 from grammar_decode.mask import Masker, pack_mask  # noqa: E402
 from grammar_decode.reference import replay_mask  # noqa: E402
-from grammar_decode.trie import TokenTrie  # noqa: E402
 from grammar_decode.vocab_files import vocab_path  # noqa: E402
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "benchmark.json"
@@ -190,24 +189,39 @@ def progress(message: str) -> None:
 
 
 def bench_load(name: str, cfg: Config) -> tuple[gd.Vocabulary, dict[str, Any]]:
-    """Load ``name`` (median of repeats) and build its trie; return the vocabulary and the numbers."""
+    """Load ``name`` and build its per-vocabulary structures, each timed on a fresh ``Vocabulary``
+    (median of repeats); return the last vocabulary, fully built, and the numbers.
+
+    The trie is ``Vocabulary.trie``; the string slice (``Vocabulary.string_slice``, the plain-string
+    fast path's precomputation) is timed too when this version of the library has it."""
     path = vocab_path(name)
-    load_s = median_seconds(lambda: gd.Vocabulary.from_gguf(path), cfg.load_repeats)
-    vocab = gd.Vocabulary.from_gguf(path)
-    trie_s = median_seconds(lambda: TokenTrie(vocab), cfg.load_repeats)
-    trie = vocab.trie
+    load, trie, string_slice = [], [], []
+    vocab = None
+    for _ in range(max(1, cfg.load_repeats)):
+        seconds, vocab = timed(lambda: gd.Vocabulary.from_gguf(path))
+        load.append(seconds)
+        trie.append(timed(lambda: vocab.trie)[0])
+        if hasattr(vocab, "string_slice"):
+            string_slice.append(timed(lambda: vocab.string_slice)[0])
+    assert vocab is not None
     return vocab, {
-        "vocab": name, "tokens": len(vocab), "trie_nodes": len(trie), "max_token_bytes": trie.max_depth,
-        "load_ms": ms(load_s), "trie_build_ms": ms(trie_s),
+        "vocab": name, "tokens": len(vocab), "trie_nodes": len(vocab.trie), "max_token_bytes": vocab.trie.max_depth,
+        "load_ms": ms(statistics.median(load)), "trie_build_ms": ms(statistics.median(trie)),
+        "string_slice_ms": ms(statistics.median(string_slice)) if string_slice else None,
     }
 
 
 def load_table(rows: list[dict[str, Any]]) -> str:
+    def opt(x: float | None) -> str:
+        return "n/a" if x is None else num(x)
+
     return render_table(
-        "Vocabulary load (GGUF -> Vocabulary) and trie build",
-        ["vocabulary", "tokens", "trie nodes", "longest token (B)", "load ms", "trie build ms", "total ms"],
+        "Vocabulary load (GGUF -> Vocabulary) and per-vocabulary precomputation",
+        ["vocabulary", "tokens", "trie nodes", "longest token (B)", "load ms", "trie build ms",
+         "string slice ms", "total ms"],
         [[r["vocab"], r["tokens"], r["trie_nodes"], r["max_token_bytes"], num(r["load_ms"]),
-          num(r["trie_build_ms"]), num(r["load_ms"] + r["trie_build_ms"])] for r in rows],
+          num(r["trie_build_ms"]), opt(r["string_slice_ms"]),
+          num(r["load_ms"] + r["trie_build_ms"] + (r["string_slice_ms"] or 0.0))] for r in rows],
     )
 
 
@@ -293,32 +307,62 @@ def states_along(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, token_ids: S
     return states
 
 
-def replay_pass(matcher: gd.Matcher, token_ids: Sequence[int]) -> list[float]:
-    """Seconds of ``matcher.mask()`` at each step while feeding ``token_ids``."""
+Steps = list[tuple[float, float]]  # per step: (mask seconds, apply_mask seconds)
+
+
+def replay_pass(matcher: gd.Matcher, token_ids: Sequence[int], logits: np.ndarray,
+                max_tokens: int | None = None) -> Steps:
+    """Per step, the seconds of ``matcher.mask()`` and of ``apply_mask`` with that mask, while
+    feeding ``token_ids``. With ``max_tokens``, ``budget_mask`` replaces ``mask`` as in ``generate``."""
     gc.collect()
     steps = []
-    for token in token_ids:
+    for produced, token in enumerate(token_ids):
         start = time.perf_counter()
-        matcher.mask()
-        steps.append(time.perf_counter() - start)
+        mask = matcher.mask() if max_tokens is None else matcher.budget_mask(max_tokens - produced)
+        middle = time.perf_counter()
+        gd.apply_mask(logits, mask)
+        steps.append((middle - start, time.perf_counter() - middle))
         matcher.advance(token)
     return steps
 
 
-def disabled_pass(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, states: Sequence[State]) -> list[float]:
-    """Seconds of a fresh trie walk at each step: the mask cache switched off."""
+def disabled_pass(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, states: Sequence[State],
+                  logits: np.ndarray) -> Steps:
+    """Like ``replay_pass`` with the mask cache switched off: a fresh trie walk at each step."""
     gc.collect()
     steps = []
     for state in states:
         start = time.perf_counter()
-        fresh_walk(grammar, vocab, state)
-        steps.append(time.perf_counter() - start)
+        mask = fresh_walk(grammar, vocab, state)
+        middle = time.perf_counter()
+        gd.apply_mask(logits, mask)
+        steps.append((middle - start, time.perf_counter() - middle))
     return steps
 
 
-def median_pass(passes: list[list[float]]) -> list[float]:
-    """The pass whose total is the median."""
-    return sorted(passes, key=sum)[len(passes) // 2]
+def median_pass(passes: list[Steps]) -> Steps:
+    """The pass whose total mask time is the median."""
+    return sorted(passes, key=lambda p: sum(m for m, _ in p))[len(passes) // 2]
+
+
+def mode_summary(steps: Steps, miss_steps: Sequence[bool] | None = None) -> dict[str, Any]:
+    """Totals (ms) of one pass, and its per-step mask times."""
+    out: dict[str, Any] = {
+        "mask_ms": ms(sum(m for m, _ in steps)),
+        "mask_apply_ms": ms(sum(m + a for m, a in steps)),
+        "step_mask_ms": [ms(m) for m, _ in steps],
+    }
+    if miss_steps is not None:
+        out["miss_mask_ms"] = ms(sum(m for (m, _), miss in zip(steps, miss_steps) if miss))
+        out["hit_mask_ms"] = out["mask_ms"] - out["miss_mask_ms"]
+    return out
+
+
+def budget_walk_count(masker: Masker) -> int:
+    """Narrowed masks the closing budget had to compute (entries of the masker's private
+    budget cache; -1 if this version of the library has none)."""
+    cache = getattr(masker, "_budget_cache", None)
+    return -1 if cache is None else len(cache)
 
 
 def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int) -> dict[str, Any]:
@@ -326,34 +370,33 @@ def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int
     gen_grammar = gd.compile_json_schema(SCHEMA)
     result = gd.generate(random_logits_fn(vocab, seed), gen_grammar, vocab, max_tokens=max_tokens,
                          temperature=1.0, seed=seed)
-    gen_masker = gen_grammar.masker(vocab)
     tokens = result.token_ids
+    logits = np.random.default_rng(seed + 1).standard_normal(len(vocab))  # float64, as generate() casts
 
     cold_passes, misses = [], []
     for _ in range(max(1, cfg.cold_passes)):
         grammar = gd.compile_json_schema(SCHEMA)  # empty transition memo and empty mask cache
-        masker = grammar.masker(vocab)
-        cold_passes.append(replay_pass(grammar.matcher(vocab), tokens))
-        misses.append(masker.cache_info()["misses"])
-    cold = median_pass(cold_passes)
-    distinct = misses[0]
+        cold_passes.append(replay_pass(grammar.matcher(vocab), tokens, logits))
+        misses.append(grammar.masker(vocab).cache_info()["misses"])
     miss_steps = _miss_steps(grammar, vocab, tokens)
-
-    warm = median_pass([replay_pass(grammar.matcher(vocab), tokens) for _ in range(max(1, cfg.warm_passes))])
+    budget_passes, budget_walks = [], []
+    for _ in range(max(1, cfg.cold_passes)):
+        budget_grammar = gd.compile_json_schema(SCHEMA)
+        budget_passes.append(replay_pass(budget_grammar.matcher(vocab), tokens, logits, max_tokens))
+        budget_walks.append(budget_walk_count(budget_grammar.masker(vocab)))
+    warm = median_pass([replay_pass(grammar.matcher(vocab), tokens, logits)
+                        for _ in range(max(1, cfg.warm_passes))])
     states = states_along(grammar, vocab, tokens)
-    disabled = median_pass([disabled_pass(grammar, vocab, states)
+    disabled = median_pass([disabled_pass(grammar, vocab, states, logits)
                             for _ in range(cfg.scaled(cfg.disabled_passes, vocab))])
-
-    cold_miss = sum(t for t, miss in zip(cold, miss_steps) if miss)
     return {
-        "seed": seed, "max_tokens": max_tokens, "tokens": len(tokens), "distinct_states": distinct,
+        "seed": seed, "max_tokens": max_tokens, "tokens": len(tokens), "distinct_states": misses[0],
         "stop_reason": result.stop_reason, "text_head": result.text[:80],
         "generate_mask_ms": ms(result.mask_seconds), "generate_total_ms": ms(result.total_seconds),
-        "generate_budget_walks": len(gen_masker._budget_cache),
-        "cold_total_ms": ms(sum(cold)), "cold_miss_ms": ms(cold_miss), "cold_hit_ms": ms(sum(cold) - cold_miss),
-        "warm_total_ms": ms(sum(warm)), "disabled_total_ms": ms(sum(disabled)),
-        "cold_step_ms": [ms(t) for t in cold], "warm_step_ms": [ms(t) for t in warm],
-        "disabled_step_ms": [ms(t) for t in disabled], "miss_steps": miss_steps,
+        "generate_budget_walks": budget_walk_count(gen_grammar.masker(vocab)),
+        "cold": mode_summary(median_pass(cold_passes), miss_steps), "warm": mode_summary(warm),
+        "cold_budget": mode_summary(median_pass(budget_passes)), "budget_walks": budget_walks[0],
+        "disabled": mode_summary(disabled), "miss_steps": miss_steps,
     }
 
 
@@ -369,23 +412,32 @@ def _miss_steps(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, tokens: Seque
 
 def document_table(name: str, doc: dict[str, Any]) -> str:
     n = doc["tokens"]
-    warm = doc["warm_total_ms"]
+    cold, warm, disabled = doc["cold"], doc["warm"], doc["disabled"]
+
+    def row(label: str, mode: dict[str, Any]) -> list[str]:
+        return [label, num(mode["mask_ms"]), num(mode["mask_ms"] / n), ratio(mode["mask_ms"], warm["mask_ms"]),
+                num(mode["mask_apply_ms"]), num(mode["mask_apply_ms"] / n),
+                ratio(mode["mask_apply_ms"], warm["mask_apply_ms"])]
+
     rows = [
-        ["cache disabled (fresh walk every step)", num(doc["disabled_total_ms"]), num(doc["disabled_total_ms"] / n),
-         ratio(doc["disabled_total_ms"], warm)],
-        ["cold cache (fresh grammar, walks on misses)", num(doc["cold_total_ms"]), num(doc["cold_total_ms"] / n),
-         ratio(doc["cold_total_ms"], warm)],
-        ["  of which the walks (misses)", num(doc["cold_miss_ms"]), "", ""],
-        ["  of which cache hits", num(doc["cold_hit_ms"]), "", ""],
-        ["warm cache (second matcher, same masker)", num(warm), num(warm / n), "1x"],
+        row("cache disabled (fresh walk every step)", disabled),
+        row("cold cache (fresh grammar, walks on misses)", cold),
+        ["  cold: steps that walk (misses)", num(cold["miss_mask_ms"]), "", "", "", "", ""],
+        ["  cold: steps served from the cache", num(cold["hit_mask_ms"]), "", "", "", "", ""],
+        row(f"cold cache + closing budget ({doc['budget_walks']} re-walks)", doc["cold_budget"]),
+        row("warm cache (second matcher, same masker)", warm),
     ]
     title = (f"One document, {name}: {n} tokens, {doc['distinct_states']} distinct states, "
              f"stop={doc['stop_reason']} (seed {doc['seed']}, max_tokens {doc['max_tokens']})")
-    notes = (f"Matcher.mask() timed at every step while replaying the generated tokens.\n"
-             f"generate() itself (cold, budget_mask + apply_mask): mask {num(doc['generate_mask_ms'])} ms "
+    notes = (f"mask = Matcher.mask() at every step while replaying the generated tokens; m+a adds "
+             f"apply_mask on float64 logits (what generate() counts as mask time).\n"
+             f"closing budget: Matcher.budget_mask(max_tokens - step), as generate() calls it; each step whose "
+             f"budget binds walks the trie again.\n"
+             f"generate() itself (cold cache, budget_mask + apply_mask): mask {num(doc['generate_mask_ms'])} ms "
              f"of {num(doc['generate_total_ms'])} ms total, {doc['generate_budget_walks']} closing-budget re-walks.\n"
              f"document starts: {doc['text_head']!r}\n")
-    return render_table(title, ["mask mode", "total ms", "per token ms", "vs warm"], rows) + notes
+    return render_table(title, ["mode", "mask ms", "mask ms/tok", "vs warm", "mask+apply ms",
+                                "m+a ms/tok", "m+a vs warm"], rows) + notes
 
 
 # -- 4. packing and applying masks -------------------------------------------------------------------
@@ -469,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [n.strip() for n in args.vocabs.split(",") if n.strip()]
     started = time.perf_counter()
     info = machine_info()
-    print(header(info, cfg, args.quick))
+    print(header(info, cfg, args.quick), flush=True)
 
     vocabs: dict[str, gd.Vocabulary] = {}
     load_rows = []
@@ -477,19 +529,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress(f"loading {name}")
         vocabs[name], row = bench_load(name, cfg)
         load_rows.append(row)
-    print(load_table(load_rows))
+    print(load_table(load_rows), flush=True)
 
     per_vocab: dict[str, Any] = {}
     for name, vocab in vocabs.items():
         progress(f"{name}: per-state walks and replays")
         states = bench_states(vocab, cfg)
-        print(states_table(name, vocab, states))
+        print(states_table(name, vocab, states), flush=True)
         progress(f"{name}: document")
         doc = bench_document(vocab, cfg, args.seed, args.max_tokens)
-        print(document_table(name, doc))
+        print(document_table(name, doc), flush=True)
         progress(f"{name}: pack / fill_bitmask / apply_mask")
         kernels = bench_kernels(vocab, cfg)
-        print(kernels_table(name, vocab, kernels))
+        print(kernels_table(name, vocab, kernels), flush=True)
         per_vocab[name] = {"states": states, "document": doc, "kernels": kernels}
 
     elapsed = time.perf_counter() - started

@@ -448,6 +448,14 @@ class Automaton:
         self.kinds[0] = _Document(root_index, self.kinds[root_index].min_len)
         self.initial: State = (self.kinds[0].start(),)
         self.rows: dict[State, dict[int, State | None]] = {}
+        self._string_kinds = frozenset(k.index for k in self.kinds if isinstance(k, _String))
+
+    def in_plain_string(self, state: State) -> bool:
+        """True between characters of an unconstrained string: there, any run of plain string
+        characters (no quote, backslash or control byte; whole UTF-8 sequences) leads back to
+        this very state."""
+        top = state[-1]
+        return top[0] in self._string_kinds and top[1] == _String.BODY
 
     def _build(self, node: Node) -> int:
         index = len(self.kinds)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .automaton import Automaton, State
+from .trie import TokenTrie
 from .vocab import Vocabulary
 
 
@@ -59,12 +60,12 @@ class Masker:
 
     # -- the walk ------------------------------------------------------------------------------
 
-    def _walk(self, state: State, budget: int | None = None) -> tuple[bytearray, int]:
-        """Joint descent from ``state``. Returns per-node allowed flags and the largest
-        ``min_bytes`` over allowed nodes' states. With ``budget``, a node is allowed only if its
-        state can still be completed in ``budget`` bytes (its subtree is still explored: a
-        longer token may close the document)."""
-        trie = self.trie
+    def _walk(self, trie: TokenTrie, state: State, budget: int | None = None) -> tuple[bytearray, int]:
+        """Joint descent of ``trie`` and the automaton from ``state``: one pass over the nodes,
+        skipping the subtree of every rejected byte. Returns per-node allowed flags and the largest
+        ``min_bytes`` over the allowed nodes' states. With ``budget``, a node is allowed only if
+        its state can still be completed in ``budget`` bytes (its subtree is still explored: a
+        longer token may close the document). Cost: ~0.3 µs per visited node."""
         byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
         n = len(byte_at)
         allowed = bytearray(n)
@@ -99,13 +100,31 @@ class Masker:
             i += 1
         return allowed, worst
 
-    def _token_mask(self, state: State, node_flags: bytearray) -> np.ndarray:
-        flags = np.frombuffer(node_flags, dtype=np.uint8).view(bool)
-        mask = flags[self.trie.token_node]  # node 0 (excluded tokens) is never flagged
+    def _compute(self, state: State, budget: int | None = None) -> tuple[np.ndarray, int]:
+        """The token mask of ``state`` (optionally under a byte budget) and the largest
+        ``min_bytes`` among allowed successors. Inside a plain string, the precomputed slice of
+        plain tokens is taken whole and only the rest trie is walked."""
+        if self.automaton.in_plain_string(state):
+            string_slice = self.vocab.string_slice
+            flags, worst = self._walk(string_slice.rest, state, budget)
+            mask = self._flags_to_tokens(string_slice.rest, flags)
+            # plain tokens lead back to this very state
+            here = self.automaton.min_bytes(state)
+            if budget is None or here <= budget:
+                mask |= string_slice.plain
+                worst = max(worst, here)
+        else:
+            flags, worst = self._walk(self.trie, state, budget)
+            mask = self._flags_to_tokens(self.trie, flags)
         if len(self.eos_ids) and self.automaton.is_accepting(state):
             mask[self.eos_ids] = True
         mask.flags.writeable = False
-        return mask
+        return mask, worst
+
+    @staticmethod
+    def _flags_to_tokens(trie: TokenTrie, node_flags: bytearray) -> np.ndarray:
+        flags = np.frombuffer(node_flags, dtype=np.uint8).view(bool)
+        return flags[trie.token_node]  # node 0 (tokens outside the trie) is never flagged
 
     def _entry(self, state: State) -> _Entry:
         entry = self._cache.get(state)
@@ -113,8 +132,7 @@ class Masker:
             self.hits += 1
             return entry
         self.misses += 1
-        flags, worst = self._walk(state)
-        entry = self._cache[state] = _Entry(self._token_mask(state, flags), worst)
+        entry = self._cache[state] = _Entry(*self._compute(state))
         return entry
 
     # -- public --------------------------------------------------------------------------------
@@ -153,8 +171,7 @@ class Masker:
         key = (state, budget)
         narrowed = self._budget_cache.get(key)
         if narrowed is None:
-            flags, _ = self._walk(state, budget)
-            narrowed = self._budget_cache[key] = self._token_mask(state, flags)
+            narrowed = self._budget_cache[key] = self._compute(state, budget)[0]
         return narrowed
 
     def cache_info(self) -> dict[str, int]:

@@ -9,6 +9,7 @@ one node. Built once per vocabulary, O(total token bytes).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,22 +19,20 @@ if TYPE_CHECKING:
 
 
 class TokenTrie:
-    """Flat DFS trie over the ordinary tokens of a vocabulary (special, EOS and empty excluded).
+    """Flat DFS trie over a subset of a vocabulary's tokens.
 
     Attributes:
         byte, depth, end: per-node lists (plain lists: indexing them from Python is faster than
             indexing numpy arrays).
-        token_node: numpy int array, for each token id the node spelling it (0 if excluded).
+        token_node: numpy int array, for each token id the node spelling it (0 if not in the trie).
     """
 
-    def __init__(self, vocab: "Vocabulary") -> None:
-        ordinary = vocab.ordinary_mask()
-        tokens = vocab.tokens
-        order = sorted((tokens[i], i) for i in np.flatnonzero(ordinary).tolist())
+    def __init__(self, tokens: list[bytes], members: np.ndarray) -> None:
+        order = sorted((tokens[i], i) for i in np.flatnonzero(members).tolist())
         byte: list[int] = [0]
         depth: list[int] = [0]
         end: list[int] = [0]
-        token_node = np.zeros(len(vocab), dtype=np.int64)
+        token_node = np.zeros(len(tokens), dtype=np.int64)
         path: list[int] = [0]  # node index per depth along the current prefix
         previous = b""
         for text, token_id in order:
@@ -58,7 +57,37 @@ class TokenTrie:
         self.end = end
         self.token_node = token_node
         self.max_depth = max(depth)
-        self.vocab_size = len(vocab)
+
+    @classmethod
+    def of_vocabulary(cls, vocab: "Vocabulary") -> "TokenTrie":
+        """The trie over every ordinary token (special, EOS and empty tokens excluded)."""
+        return cls(vocab.tokens, vocab.ordinary_mask())
 
     def __len__(self) -> int:
         return len(self.byte)
+
+
+# One or more characters that may stand unescaped inside a JSON string, as whole UTF-8 sequences:
+# printable ASCII but '"' and '\\', or a well-formed multi-byte character (no surrogates).
+_PLAIN_STRING = re.compile(
+    rb"(?:[\x20\x21\x23-\x5B\x5D-\x7F]|[\xC2-\xDF][\x80-\xBF]|\xE0[\xA0-\xBF][\x80-\xBF]"
+    rb"|[\xE1-\xEC\xEE\xEF][\x80-\xBF]{2}|\xED[\x80-\x9F][\x80-\xBF]|\xF0[\x90-\xBF][\x80-\xBF]{2}"
+    rb"|[\xF1-\xF3][\x80-\xBF]{3}|\xF4[\x80-\x8F][\x80-\xBF]{2})+"
+)
+
+
+class StringSlice:
+    """The tokens that are entirely plain string content, precomputed once per vocabulary.
+
+    Inside an unconstrained JSON string (between characters), every such token is allowed and
+    leads back to the very same automaton state, so a mask there is ``plain`` plus a walk over the
+    small trie of the remaining tokens (those with a quote, a backslash, a control byte or a
+    partial UTF-8 character). On GPT-2, 49,722 of 50,257 tokens are plain (the rest trie has 637
+    nodes); on Gemma, 260,518 of 262,144 (2,288 nodes).
+    """
+
+    def __init__(self, vocab: "Vocabulary") -> None:
+        ordinary = vocab.ordinary_mask()
+        plain = np.array([bool(t) and _PLAIN_STRING.fullmatch(t) is not None for t in vocab.tokens], dtype=bool)
+        self.plain = plain & ordinary
+        self.rest = TokenTrie(vocab.tokens, ordinary & ~self.plain)

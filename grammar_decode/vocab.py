@@ -16,7 +16,7 @@ import numpy as np
 from .errors import VocabularyError
 
 if TYPE_CHECKING:
-    from .trie import TokenTrie
+    from .trie import StringSlice, TokenTrie
 
 # llama.cpp token types (tokenizer.ggml.token_type)
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
@@ -62,6 +62,7 @@ class Vocabulary:
             if not 0 <= token_id < n:
                 raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
         self._trie: TokenTrie | None = None
+        self._string_slice: StringSlice | None = None
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -105,8 +106,17 @@ class Vocabulary:
         if self._trie is None:
             from .trie import TokenTrie
 
-            self._trie = TokenTrie(self)
+            self._trie = TokenTrie.of_vocabulary(self)
         return self._trie
+
+    @property
+    def string_slice(self) -> "StringSlice":
+        """Tokens that are plain JSON-string content, and a trie of the rest; built on first use."""
+        if self._string_slice is None:
+            from .trie import StringSlice
+
+            self._string_slice = StringSlice(self)
+        return self._string_slice
 
     # -- loaders -------------------------------------------------------------------------------
 

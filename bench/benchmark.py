@@ -3,7 +3,7 @@
 
 Run from the repository root::
 
-    python bench/benchmark.py            # full run, about a minute on two cores
+    python bench/benchmark.py            # full run, well under a minute on two cores
     python bench/benchmark.py --quick    # fewer repeats
 
 Sections, per vocabulary:
@@ -90,21 +90,19 @@ class Config:
 
     load_repeats: int = 3
     walk_repeats: int = 5
-    replay_repeats: int = 3  # on vocabularies of up to 100k tokens; larger ones replay once
+    replay_repeats: int = 3
     cold_passes: int = 3
     warm_passes: int = 5
-    disabled_passes: int = 2  # on vocabularies of up to 100k tokens; larger ones walk once
+    disabled_passes: int = 3
     kernel_repeats: int = 50
     hit_calls: int = 2000
+    #: A repeated measurement stops early once its samples add up to this many seconds.
+    max_seconds: float = 2.0
 
     @classmethod
     def quick(cls) -> "Config":
         return cls(load_repeats=1, walk_repeats=2, replay_repeats=1, cold_passes=1, warm_passes=2,
-                   disabled_passes=1, kernel_repeats=10, hit_calls=500)
-
-    def scaled(self, repeats: int, vocab: gd.Vocabulary) -> int:
-        """``repeats`` for small vocabularies, a single run for large ones (replay is slow there)."""
-        return repeats if len(vocab) <= 100_000 else 1
+                   disabled_passes=1, kernel_repeats=10, hit_calls=500, max_seconds=1.0)
 
 
 # -- timing and formatting helpers ------------------------------------------------------------------
@@ -118,13 +116,13 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def median_timed(fn: Callable[[], Any], repeats: int,
-                 setup: Callable[[], None] | None = None) -> tuple[float, Any]:
-    """Median wall time of ``fn`` over ``repeats`` calls (``setup``, untimed, before each) and the
-    result of the last call."""
-    samples = []
+def median_timed(fn: Callable[[], Any], repeats: int, setup: Callable[[], None] | None = None,
+                 max_seconds: float = math.inf) -> tuple[float, Any]:
+    """Median wall time of ``fn`` over ``repeats`` calls (``setup``, untimed, before each; fewer
+    calls once they add up to ``max_seconds``) and the result of the last call."""
+    samples: list[float] = []
     result = None
-    for _ in range(max(1, repeats)):
+    while len(samples) < max(1, repeats) and sum(samples) < max_seconds:
         if setup is not None:
             setup()
         seconds, result = timed(fn)
@@ -132,9 +130,10 @@ def median_timed(fn: Callable[[], Any], repeats: int,
     return statistics.median(samples), result
 
 
-def median_seconds(fn: Callable[[], Any], repeats: int, setup: Callable[[], None] | None = None) -> float:
-    """Median wall time of ``fn`` over ``repeats`` calls, ``setup`` (untimed) before each."""
-    return median_timed(fn, repeats, setup)[0]
+def median_seconds(fn: Callable[[], Any], repeats: int, setup: Callable[[], None] | None = None,
+                   max_seconds: float = math.inf) -> float:
+    """Median wall time of ``fn`` (see ``median_timed``)."""
+    return median_timed(fn, repeats, setup, max_seconds)[0]
 
 
 def per_call_seconds(fn: Callable[[], Any], calls: int, repeats: int = 3) -> float:
@@ -159,10 +158,12 @@ def ratio(a: float, b: float) -> str:
 
 
 def ms(seconds: float) -> float:
+    """Seconds to milliseconds."""
     return seconds * 1e3
 
 
 def us(seconds: float) -> float:
+    """Seconds to microseconds."""
     return seconds * 1e6
 
 
@@ -212,6 +213,7 @@ def bench_load(name: str, cfg: Config) -> tuple[gd.Vocabulary, dict[str, Any]]:
 
 
 def load_table(rows: list[dict[str, Any]]) -> str:
+    """Table of ``bench_load`` rows."""
     def opt(x: float | None) -> str:
         return "n/a" if x is None else num(x)
 
@@ -240,7 +242,8 @@ def probe_states(grammar: gd.CompiledGrammar) -> list[tuple[str, State]]:
 
 
 def fresh_walk(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, state: State) -> np.ndarray:
-    """The uncached mask: a new ``Masker`` (empty mask cache) walks the trie once."""
+    """The uncached mask: a new ``Masker`` (empty mask cache) computes it once (the trie walk, or
+    inside a plain string the precomputed string slice plus a walk of the rest trie)."""
     return Masker(grammar.automaton, vocab).mask(state)
 
 
@@ -252,8 +255,8 @@ def bench_state(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, label: str, s
                             setup=automaton.rows.clear)
     walked = fresh_walk(grammar, vocab, state)  # leaves the transition memo warm
     warm_s = median_seconds(lambda: fresh_walk(grammar, vocab, state), cfg.walk_repeats)
-    replay_s, replayed = median_timed(lambda: replay_mask(automaton, vocab, state),
-                                      cfg.scaled(cfg.replay_repeats, vocab))
+    replay_s, replayed = median_timed(lambda: replay_mask(automaton, vocab, state), cfg.replay_repeats,
+                                      max_seconds=cfg.max_seconds)
     masker = Masker(automaton, vocab)
     masker.mask(state)
     hit_s = per_call_seconds(lambda: masker.mask(state), cfg.hit_calls)
@@ -271,6 +274,7 @@ def bench_states(vocab: gd.Vocabulary, cfg: Config) -> list[dict[str, Any]]:
 
 
 def states_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) -> str:
+    """Table of ``bench_state`` rows, with a sum row and a legend."""
     table_rows = [[r["state"], r["allowed"], num(r["walk_cold_ms"]), num(r["walk_warm_ms"]),
                    num(r["replay_ms"]), ratio(r["replay_ms"], r["walk_cold_ms"]),
                    ratio(r["replay_ms"], r["walk_warm_ms"]), num(r["cache_hit_us"]),
@@ -284,8 +288,10 @@ def states_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) ->
         ["state", "allowed", "walk cold ms", "walk warm ms", "replay ms", "speedup cold",
          "speedup warm", "cache hit us", "masks agree"],
         table_rows,
-    ) + ("walk cold: fresh Masker and emptied transition memo (automaton.rows); walk warm: fresh "
-         "Masker, memo filled.\nspeedup = replay / walk; cache hit = Masker.mask on a cached state.\n")
+    ) + ("walk = Masker.mask on a fresh Masker (uncached: trie walk + token mask; inside strings the "
+         "library's string slice).\nwalk cold: transition memo (automaton.rows) emptied first; walk warm: "
+         "memo filled. speedup = replay / walk;\ncache hit = Masker.mask on a cached state; masks agree: "
+         "walk mask == replay_mask.\n")
 
 
 # -- 3. one document: cold, warm and disabled cache --------------------------------------------------
@@ -359,10 +365,28 @@ def mode_summary(steps: Steps, miss_steps: Sequence[bool] | None = None) -> dict
 
 
 def budget_walk_count(masker: Masker) -> int:
-    """Narrowed masks the closing budget had to compute (entries of the masker's private
-    budget cache; -1 if this version of the library has none)."""
-    cache = getattr(masker, "_budget_cache", None)
-    return -1 if cache is None else len(cache)
+    """Extra walks the closing budget needed (states whose token costs were computed)."""
+    return masker.cache_info()["budget_states"]
+
+
+def fresh_grammar_passes(vocab: gd.Vocabulary, tokens: Sequence[int], logits: np.ndarray, repeats: int,
+                         max_tokens: int | None = None) -> tuple[list[Steps], list[gd.CompiledGrammar]]:
+    """``repeats`` cold passes, each on a freshly compiled grammar (empty transition memo, empty
+    mask cache); returns the passes and the grammars, whose caches they filled."""
+    passes, grammars = [], []
+    for _ in range(max(1, repeats)):
+        grammar = gd.compile_json_schema(SCHEMA)
+        passes.append(replay_pass(grammar.matcher(vocab), tokens, logits, max_tokens))
+        grammars.append(grammar)
+    return passes, grammars
+
+
+def repeat_passes(run: Callable[[], Steps], repeats: int, max_seconds: float) -> list[Steps]:
+    """Up to ``repeats`` passes of ``run``, fewer once their mask time adds up to ``max_seconds``."""
+    passes: list[Steps] = []
+    while len(passes) < max(1, repeats) and sum(m for p in passes for m, _ in p) < max_seconds:
+        passes.append(run())
+    return passes
 
 
 def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int) -> dict[str, Any]:
@@ -373,30 +397,24 @@ def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int
     tokens = result.token_ids
     logits = np.random.default_rng(seed + 1).standard_normal(len(vocab))  # float64, as generate() casts
 
-    cold_passes, misses = [], []
-    for _ in range(max(1, cfg.cold_passes)):
-        grammar = gd.compile_json_schema(SCHEMA)  # empty transition memo and empty mask cache
-        cold_passes.append(replay_pass(grammar.matcher(vocab), tokens, logits))
-        misses.append(grammar.masker(vocab).cache_info()["misses"])
-    miss_steps = _miss_steps(grammar, vocab, tokens)
-    budget_passes, budget_walks = [], []
-    for _ in range(max(1, cfg.cold_passes)):
-        budget_grammar = gd.compile_json_schema(SCHEMA)
-        budget_passes.append(replay_pass(budget_grammar.matcher(vocab), tokens, logits, max_tokens))
-        budget_walks.append(budget_walk_count(budget_grammar.masker(vocab)))
-    warm = median_pass([replay_pass(grammar.matcher(vocab), tokens, logits)
-                        for _ in range(max(1, cfg.warm_passes))])
+    cold, cold_grammars = fresh_grammar_passes(vocab, tokens, logits, cfg.cold_passes)
+    budget, budget_grammars = fresh_grammar_passes(vocab, tokens, logits, cfg.cold_passes, max_tokens)
+    grammar = cold_grammars[-1]  # its cache is full: the warm passes reuse its masker
+    warm = repeat_passes(lambda: replay_pass(grammar.matcher(vocab), tokens, logits), cfg.warm_passes,
+                         cfg.max_seconds)
     states = states_along(grammar, vocab, tokens)
-    disabled = median_pass([disabled_pass(grammar, vocab, states, logits)
-                            for _ in range(cfg.scaled(cfg.disabled_passes, vocab))])
+    disabled = repeat_passes(lambda: disabled_pass(grammar, vocab, states, logits), cfg.disabled_passes,
+                             cfg.max_seconds)
     return {
-        "seed": seed, "max_tokens": max_tokens, "tokens": len(tokens), "distinct_states": misses[0],
+        "seed": seed, "max_tokens": max_tokens, "tokens": len(tokens),
+        "distinct_states": grammar.masker(vocab).cache_info()["misses"],
         "stop_reason": result.stop_reason, "text_head": result.text[:80],
         "generate_mask_ms": ms(result.mask_seconds), "generate_total_ms": ms(result.total_seconds),
         "generate_budget_walks": budget_walk_count(gen_grammar.masker(vocab)),
-        "cold": mode_summary(median_pass(cold_passes), miss_steps), "warm": mode_summary(warm),
-        "cold_budget": mode_summary(median_pass(budget_passes)), "budget_walks": budget_walks[0],
-        "disabled": mode_summary(disabled), "miss_steps": miss_steps,
+        "cold": mode_summary(median_pass(cold), _miss_steps(grammar, vocab, tokens)),
+        "cold_budget": mode_summary(median_pass(budget)),
+        "budget_walks": budget_walk_count(budget_grammars[-1].masker(vocab)),
+        "warm": mode_summary(median_pass(warm)), "disabled": mode_summary(median_pass(disabled)),
     }
 
 
@@ -411,7 +429,8 @@ def _miss_steps(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, tokens: Seque
 
 
 def document_table(name: str, doc: dict[str, Any]) -> str:
-    n = doc["tokens"]
+    """Table of one ``bench_document`` result, with notes."""
+    n = max(1, doc["tokens"])
     cold, warm, disabled = doc["cold"], doc["warm"], doc["disabled"]
 
     def row(label: str, mode: dict[str, Any]) -> list[str]:
@@ -465,6 +484,7 @@ def bench_kernels(vocab: gd.Vocabulary, cfg: Config) -> list[dict[str, Any]]:
 
 
 def kernels_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) -> str:
+    """Table of ``bench_kernels`` rows."""
     return render_table(
         f"Mask packing and application, {name} ({len(vocab):,} tokens, float32 logits)",
         ["mask", "allowed", "pack_mask us", "fill_bitmask us (cached)", "apply_mask us"],
@@ -492,6 +512,7 @@ def machine_info() -> dict[str, Any]:
 
 
 def header(info: dict[str, Any], cfg: Config, quick: bool) -> str:
+    """The lines printed before any table."""
     lines = [
         "grammar_decode mask benchmark",
         f"date      {info['date']}",
@@ -505,6 +526,7 @@ def header(info: dict[str, Any], cfg: Config, quick: bool) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one or two repeats per measurement")
     parser.add_argument("--vocabs", default=",".join(VOCAB_NAMES),
@@ -516,6 +538,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run every section, print the tables, write the JSON."""
     args = parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     names = [n.strip() for n in args.vocabs.split(",") if n.strip()]

@@ -43,12 +43,14 @@ class GenerationResult:
 
 
 def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Copy of ``logits`` with disallowed ids set to -inf. Ids past ``len(mask)`` (padding
-    columns) are always disallowed. O(W)."""
-    out = np.full(logits.shape, -np.inf, dtype=np.float64)
+    """Copy of ``logits`` (float dtype kept) with disallowed ids set to -inf. Ids past
+    ``len(mask)`` (padding columns of wider logits) are always disallowed. One pass, O(W)."""
+    logits = np.asarray(logits)
+    if not np.issubdtype(logits.dtype, np.floating):
+        logits = logits.astype(np.float32)
+    out = np.full_like(logits, -np.inf)
     width = min(len(mask), logits.shape[-1])
-    keep = mask[:width]
-    out[:width][keep] = logits[:width][keep]
+    np.copyto(out[..., :width], logits[..., :width], where=mask[:width])
     return out
 
 
@@ -57,7 +59,7 @@ def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> 
     if temperature <= 0:
         return int(np.argmax(logits))
     finite = np.flatnonzero(np.isfinite(logits))
-    scaled = logits[finite] / temperature
+    scaled = logits[finite].astype(np.float64) / temperature
     scaled -= scaled.max()
     probs = np.exp(scaled)
     probs /= probs.sum()
@@ -99,7 +101,7 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         if matcher.is_accepting() and not _any_but(mask, eos):
             stop = COMPLETE
             break
-        logits = np.asarray(logits_fn(ids), dtype=np.float64)
+        logits = np.asarray(logits_fn(ids))
         t0 = time.perf_counter()
         masked = apply_mask(logits, mask)
         mask_seconds += time.perf_counter() - t0

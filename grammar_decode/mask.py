@@ -54,27 +54,25 @@ class Masker:
         self.trie = vocab.trie
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self._cache: dict[State, _Entry] = {}
-        self._budget_cache: dict[tuple[State, int], np.ndarray] = {}
+        self._costs_cache: dict[State, np.ndarray] = {}
         self.hits = 0
         self.misses = 0
 
     # -- the walk ------------------------------------------------------------------------------
 
-    def _walk(self, trie: TokenTrie, state: State, budget: int | None = None) -> tuple[bytearray, int]:
+    def _walk(self, trie: TokenTrie, state: State) -> tuple[list[int], list[int]]:
         """Joint descent of ``trie`` and the automaton from ``state``: one pass over the nodes,
-        skipping the subtree of every rejected byte. Returns per-node allowed flags and the largest
-        ``min_bytes`` over the allowed nodes' states. With ``budget``, a node is allowed only if
-        its state can still be completed in ``budget`` bytes (its subtree is still explored: a
-        longer token may close the document). Cost: ~0.3 µs per visited node."""
+        skipping the subtree of every rejected byte. Returns the allowed nodes and, for each, the
+        ``min_bytes`` of the state it leads to. Cost: ~0.3 µs per visited node."""
         byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
         n = len(byte_at)
-        allowed = bytearray(n)
+        nodes: list[int] = []
+        costs: list[int] = []
         stack: list[State | None] = [state] * (trie.max_depth + 1)
         rows = self.automaton.rows
         step = self.automaton.step_uncached
         min_bytes = self.automaton.min_bytes
         min_bytes_of: dict[State, int] = {}
-        worst = 0
         i = 1
         while i < n:
             parent = stack[depth_at[i] - 1]
@@ -93,38 +91,52 @@ class Masker:
             need = min_bytes_of.get(nxt)
             if need is None:
                 need = min_bytes_of[nxt] = min_bytes(nxt)
-            if budget is None or need <= budget:
-                allowed[i] = 1
-                if need > worst:
-                    worst = need
+            nodes.append(i)
+            costs.append(need)
             i += 1
-        return allowed, worst
+        return nodes, costs
 
-    def _compute(self, state: State, budget: int | None = None) -> tuple[np.ndarray, int]:
-        """The token mask of ``state`` (optionally under a byte budget) and the largest
-        ``min_bytes`` among allowed successors. Inside a plain string, the precomputed slice of
-        plain tokens is taken whole and only the rest trie is walked."""
+    def _walk_for(self, state: State) -> tuple[TokenTrie, list[int], list[int], bool]:
+        """The walk ``state`` needs: inside a plain string, only the small trie of non-plain
+        tokens (the plain slice is allowed whole and leads back to ``state``); elsewhere the
+        full trie. The flag says whether the plain slice applies."""
         if self.automaton.in_plain_string(state):
-            string_slice = self.vocab.string_slice
-            flags, worst = self._walk(string_slice.rest, state, budget)
-            mask = self._flags_to_tokens(string_slice.rest, flags)
-            # plain tokens lead back to this very state
-            here = self.automaton.min_bytes(state)
-            if budget is None or here <= budget:
-                mask |= string_slice.plain
-                worst = max(worst, here)
-        else:
-            flags, worst = self._walk(self.trie, state, budget)
-            mask = self._flags_to_tokens(self.trie, flags)
+            rest = self.vocab.string_slice.rest
+            return (rest, *self._walk(rest, state), True)
+        return (self.trie, *self._walk(self.trie, state), False)
+
+    def _compute(self, state: State) -> _Entry:
+        trie, nodes, costs, plain = self._walk_for(state)
+        node_ok = np.zeros(len(trie), dtype=bool)
+        node_ok[nodes] = True
+        mask = node_ok[trie.token_node]  # node 0 (tokens outside the trie) is never allowed
+        worst = max(costs, default=0)
+        if plain:
+            mask |= self.vocab.string_slice.plain
+            worst = max(worst, self.automaton.min_bytes(state))
         if len(self.eos_ids) and self.automaton.is_accepting(state):
             mask[self.eos_ids] = True
         mask.flags.writeable = False
-        return mask, worst
+        return _Entry(mask, worst)
 
-    @staticmethod
-    def _flags_to_tokens(trie: TokenTrie, node_flags: bytearray) -> np.ndarray:
-        flags = np.frombuffer(node_flags, dtype=np.uint8).view(bool)
-        return flags[trie.token_node]  # node 0 (tokens outside the trie) is never flagged
+    def token_costs(self, state: State) -> np.ndarray:
+        """int32 per token: ``min_bytes`` of the state after it, or -1 where the token is not
+        allowed (EOS: 0 when the document is complete). One walk, cached per state; used only
+        near the end of the budget."""
+        cached = self._costs_cache.get(state)
+        if cached is not None:
+            return cached
+        trie, nodes, costs, plain = self._walk_for(state)
+        node_cost = np.full(len(trie), -1, dtype=np.int32)
+        node_cost[nodes] = costs
+        token_cost = node_cost[trie.token_node]
+        if plain:
+            token_cost[self.vocab.string_slice.plain] = self.automaton.min_bytes(state)
+        if len(self.eos_ids) and self.automaton.is_accepting(state):
+            token_cost[self.eos_ids] = 0
+        token_cost.flags.writeable = False
+        self._costs_cache[state] = token_cost
+        return token_cost
 
     def _entry(self, state: State) -> _Entry:
         entry = self._cache.get(state)
@@ -132,7 +144,7 @@ class Masker:
             self.hits += 1
             return entry
         self.misses += 1
-        entry = self._cache[state] = _Entry(*self._compute(state))
+        entry = self._cache[state] = self._compute(state)
         return entry
 
     # -- public --------------------------------------------------------------------------------
@@ -158,7 +170,8 @@ class Masker:
         complete). Every vocabulary with all 256 single-byte tokens can write any completion one
         byte per token, so if ``min_bytes(state) <= remaining_tokens`` the narrowed mask is never
         empty and generation ends with a complete document. Always a subset of ``mask(state)``.
-        Returns ``mask(state)`` itself when no allowed token can overrun the budget.
+        Returns ``mask(state)`` itself when no allowed token can overrun the budget; otherwise
+        one comparison over ``token_costs(state)`` (a walk the first time per state).
 
         When the budget is already too small (``min_bytes(state) > remaining_tokens``), the mask
         keeps only tokens that make the most progress towards closing (successors needing at most
@@ -168,12 +181,13 @@ class Masker:
         budget = max(remaining_tokens - 1, self.automaton.min_bytes(state) - 1)
         if entry.max_next_min_bytes <= budget:
             return entry.mask
-        key = (state, budget)
-        narrowed = self._budget_cache.get(key)
-        if narrowed is None:
-            narrowed = self._budget_cache[key] = self._compute(state, budget)[0]
+        costs = self.token_costs(state)
+        narrowed = (costs >= 0) & (costs <= budget)
+        narrowed.flags.writeable = False
         return narrowed
 
     def cache_info(self) -> dict[str, int]:
-        """Hits, misses and the number of cached states."""
-        return {"hits": self.hits, "misses": self.misses, "states": len(self._cache)}
+        """Hits, misses, the number of cached masks, and of states with cached token costs (the
+        closing budget's extra walk)."""
+        return {"hits": self.hits, "misses": self.misses, "states": len(self._cache),
+                "budget_states": len(self._costs_cache)}

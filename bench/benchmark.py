@@ -395,7 +395,7 @@ def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int
     result = gd.generate(random_logits_fn(vocab, seed), gen_grammar, vocab, max_tokens=max_tokens,
                          temperature=1.0, seed=seed)
     tokens = result.token_ids
-    logits = np.random.default_rng(seed + 1).standard_normal(len(vocab))  # float64, as generate() casts
+    logits = np.random.default_rng(seed + 1).standard_normal(len(vocab)).astype(np.float32)  # as a model returns
 
     cold, cold_grammars = fresh_grammar_passes(vocab, tokens, logits, cfg.cold_passes)
     budget, budget_grammars = fresh_grammar_passes(vocab, tokens, logits, cfg.cold_passes, max_tokens)
@@ -443,17 +443,17 @@ def document_table(name: str, doc: dict[str, Any]) -> str:
         row("cold cache (fresh grammar, walks on misses)", cold),
         ["  cold: steps that walk (misses)", num(cold["miss_mask_ms"]), "", "", "", "", ""],
         ["  cold: steps served from the cache", num(cold["hit_mask_ms"]), "", "", "", "", ""],
-        row(f"cold cache + closing budget ({doc['budget_walks']} re-walks)", doc["cold_budget"]),
+        row(f"cold cache + closing budget ({doc['budget_walks']} extra walks)", doc["cold_budget"]),
         row("warm cache (second matcher, same masker)", warm),
     ]
     title = (f"One document, {name}: {n} tokens, {doc['distinct_states']} distinct states, "
              f"stop={doc['stop_reason']} (seed {doc['seed']}, max_tokens {doc['max_tokens']})")
     notes = (f"mask = Matcher.mask() at every step while replaying the generated tokens; m+a adds "
-             f"apply_mask on float64 logits (what generate() counts as mask time).\n"
-             f"closing budget: Matcher.budget_mask(max_tokens - step), as generate() calls it; each step whose "
-             f"budget binds walks the trie again.\n"
+             f"apply_mask on float32 logits (what generate() counts as mask time).\n"
+             f"closing budget: Matcher.budget_mask(max_tokens - step), as generate() calls it; the first step "
+             f"at which the budget binds in a state walks once more to cost every token.\n"
              f"generate() itself (cold cache, budget_mask + apply_mask): mask {num(doc['generate_mask_ms'])} ms "
-             f"of {num(doc['generate_total_ms'])} ms total, {doc['generate_budget_walks']} closing-budget re-walks.\n"
+             f"of {num(doc['generate_total_ms'])} ms total, {doc['generate_budget_walks']} closing-budget walks.\n"
              f"document starts: {doc['text_head']!r}\n")
     return render_table(title, ["mode", "mask ms", "mask ms/tok", "vs warm", "mask+apply ms",
                                 "m+a ms/tok", "m+a vs warm"], rows) + notes

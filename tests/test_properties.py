@@ -34,7 +34,7 @@ import jsonschema
 import numpy as np
 import pytest
 import tiktoken
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
@@ -122,7 +122,7 @@ def strict_loads(doc: bytes) -> Any:
         raise NotJSON(str(exc)) from exc
     try:
         value = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or e.g. an int too long to convert
         raise NotJSON(str(exc)) from exc
     _check_strict(value)
     return value
@@ -530,16 +530,26 @@ PROBES = st.lists(st.integers(0, 100276), min_size=4, max_size=12)
 @settings(max_examples=_examples(25), suppress_health_check=_SLOW_OK + [HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_real_tokenization_is_allowed(cl100k: Cl100k, source: str, data: st.DataObject) -> None:
-    """cl100k's tokenization of a canonical document (compact or spaced, ASCII-escaped or not)
-    passes the matcher step by step, ending complete with EOS allowed."""
+    """cl100k's tokenization of a canonical document passes the matcher step by step, ending
+    complete with EOS allowed. Spellings: compact (flexible or compact grammar), ``json.dumps``
+    default spacing, ``indent=2`` (under a roomier whitespace bound), and random whitespace runs
+    within the bound (cl100k has many multi-byte whitespace tokens that must fit the run counter)."""
     schema = data.draw(SOURCES[source], label="schema")
     value = data.draw(instances(schema), label="value")
     ensure_ascii = data.draw(st.booleans(), label="ensure_ascii") and ascii_stable(schema)
     tight, spaced = serializations(value, ensure_ascii)
-    spaced_form = data.draw(st.booleans(), label="spaced")
-    text = spaced if spaced_form else tight
-    grammar = grammar_for(schema, data.draw(st.sampled_from(["flexible", "compact"])) if not spaced_form
-                          else "flexible")
+    form = data.draw(st.sampled_from(["tight", "spaced", "indent", "gaps"]), label="form")
+    if form == "tight":
+        text, grammar = tight, grammar_for(schema, data.draw(st.sampled_from(["flexible", "compact"])))
+    elif form == "spaced":
+        text, grammar = spaced, grammar_for(schema)
+    elif form == "indent":
+        text = json.dumps(value, indent=2, ensure_ascii=ensure_ascii)
+        grammar = grammar_for(schema, "flexible", 1 + 2 * max(1, nesting(value)))
+    else:
+        runs = st.text(alphabet=" \t\n\r", max_size=MAX_WS)
+        text, grammar = render(value, lambda: data.draw(runs), ensure_ascii), grammar_for(schema)
+    note(f"text={text!r}")
     check_token_walk(cl100k, grammar, text.encode("utf-8"), data.draw(PROBES, label="probes"))
 
 
@@ -682,6 +692,7 @@ def test_mutations_never_accepted_unless_valid(source: str, data: st.DataObject)
     note(f"mutated={doc!r} valid={valid}")
     for whitespace in ("flexible", "compact"):
         accepted = grammar_for(schema, whitespace).accepts(doc)
+        event(f"{whitespace}: valid={valid} accepted={accepted}")
         if not valid:
             assert not accepted, f"{whitespace} grammar accepts invalid {doc!r}"
         if accepted:
@@ -752,3 +763,128 @@ def test_random_walk_documents_tokenize_through_matcher(cl100k: Cl100k, name: st
     grammar = grammar_for(SCHEMAS[name], "flexible")
     doc = random_document(data, grammar, data.draw(st.integers(0, 60), label="free steps"))
     check_token_walk(cl100k, grammar, doc, data.draw(PROBES, label="probes"))
+
+
+# ------------------------------------------------------------------------------------------------
+# 5. exact languages: where every valid spelling is canonical, accepted ⟺ valid
+
+_HEX = "0123456789abcdefABCDEF"
+_U_ESCAPES = st.one_of(
+    st.text(alphabet=_HEX, min_size=4, max_size=4),
+    st.tuples(st.sampled_from(["d8", "D8", "db", "DB", "dc", "Dc", "df", "DF", "d7", "e0"]),
+              st.text(alphabet=_HEX, min_size=2, max_size=2)).map("".join),
+    st.text(alphabet=_HEX, max_size=3),  # too short
+).map(lambda h: b"\\u" + h.encode("ascii"))
+STRING_PIECES = st.one_of(
+    st.characters(codec="utf-8").map(lambda c: c.encode("utf-8")),  # control characters, '"' and '\\' included
+    st.sampled_from([b'\\"', b"\\\\", b"\\/", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t",
+                     b"\\x", b"\\'", b"\\U", b"\\0", b"\\", b"\\ "]),
+    _U_ESCAPES,
+    _U_ESCAPES,
+    st.sampled_from([  # malformed UTF-8: overlong, encoded surrogates, past U+10FFFF, stray, truncated
+        b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf",
+        b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf8\x88\x80\x80\x80",
+        b"\x80", b"\xbf", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xfe", b"\xff",
+        b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xf0\x90\x80\x80", b"\xc2\x80", b"\x7f",
+    ]),
+)
+
+
+@settings(suppress_health_check=_SLOW_OK)
+@given(pieces=st.lists(STRING_PIECES, max_size=8), whitespace=st.sampled_from(["flexible", "compact"]))
+def test_string_language_is_exact(pieces: list[bytes], whitespace: str) -> None:
+    """A quoted byte string is accepted as a ``string`` document iff it is a strict JSON string:
+    valid UTF-8, no raw control characters, only the eight short escapes, ``\\u`` with four hex
+    digits, surrogates only as high+low pairs."""
+    schema = {"type": "string"}
+    doc = b'"' + b"".join(pieces) + b'"'
+    assert grammar_for(schema, whitespace).accepts(doc) == is_valid(schema, doc), doc
+    # the same string as an object value and as an array item
+    wrapped = {"type": "object", "properties": {"s": {"type": "array", "items": schema}}, "required": ["s"]}
+    for doc2 in (b'{"s":[' + doc + b"]}", b'{"s":[' + doc + b"," + doc + b"]}"):
+        assert grammar_for(wrapped, whitespace).accepts(doc2) == is_valid(wrapped, doc2), doc2
+
+
+NUMBER_TEXT = st.one_of(
+    st.text(alphabet="-+0123456789.eE", min_size=1, max_size=12),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,5})?([eE][-+]?[0-9]{1,4})?", fullmatch=True),
+    st.from_regex(r"-?0[0-9]{1,3}(\.[0-9])?", fullmatch=True),
+)
+_INTEGER_SYNTAX = re.compile(rb"-?(0|[1-9][0-9]*)")
+
+
+@pytest.mark.parametrize("kind", ["number", "integer"])
+@settings(suppress_health_check=_SLOW_OK)
+@given(text=NUMBER_TEXT, context=st.sampled_from(["top", "array", "object"]))
+def test_number_language_is_exact(kind: str, text: str, context: str) -> None:
+    """A ``number`` is accepted iff it is strict JSON with at most EXPONENT_DIGITS_MAX exponent
+    digits (leading zeros count); an ``integer`` iff it also has no fraction and no exponent (the
+    grammar takes the RFC 8259 integer syntax only, though the validator also admits ``1.0``)."""
+    leaf = {"type": kind}
+    raw = text.encode("ascii")
+    exponent = re.search(rb"[eE][-+]?([0-9]*)$", raw)
+    short = exponent is None or len(exponent.group(1)) <= EXPONENT_DIGITS_MAX
+    if context == "top":
+        schema, doc = leaf, raw
+    elif context == "array":
+        schema, doc = {"type": "array", "items": leaf}, b"[" + raw + b"," + raw + b"]"
+    else:
+        schema = {"type": "object", "properties": {"n": leaf, "m": leaf}, "required": ["n", "m"]}
+        doc = b'{"n":' + raw + b',"m":' + raw + b"}"
+    valid = is_valid(schema, doc)
+    if kind == "integer":
+        expected = valid and _INTEGER_SYNTAX.fullmatch(raw) is not None
+    else:
+        expected = valid and short
+    for whitespace in ("flexible", "compact"):
+        assert grammar_for(schema, whitespace).accepts(doc) == expected, (doc, valid, short)
+
+
+ENUM_MEMBERS = st.one_of(
+    st.integers(-3, 20),
+    st.sampled_from([1.5, 1.0, 10.25, -0.5, 0.0, True, False, None]),
+    st.text(alphabet="ab", max_size=3),
+)
+
+
+@settings(suppress_health_check=_SLOW_OK)
+@given(data=st.data())
+def test_enum_language_is_exact(data: st.DataObject) -> None:
+    """An array of enum members (prefix-rich: ``1``/``12``, ``"a"``/``"ab"``, ``1``/``1.5``) is
+    accepted iff every element is spelled exactly as one member's compact JSON text."""
+    members = data.draw(st.lists(ENUM_MEMBERS, min_size=1, max_size=6, unique_by=_literal_text), label="enum")
+    texts = [_literal_text(v) for v in members]
+    near_misses = [t[:-1] for t in texts if len(t) > 1] + [t + s for t in texts for s in ("0", "b", ".0", '"')]
+    pieces = data.draw(st.lists(st.sampled_from(texts + near_misses + ["1", "-", "true", '""', "nul"]),
+                                min_size=1, max_size=5), label="elements")
+    expected = all(p in texts for p in pieces)
+    item = {"enum": members}
+    schema = {"type": "array", "items": item}
+    for whitespace in ("flexible", "compact"):
+        assert grammar_for(schema, whitespace).accepts("[" + ",".join(pieces) + "]") == expected, pieces
+        assert grammar_for(item, whitespace).accepts(pieces[0]) == (pieces[0] in texts), pieces[0]
+    if expected:  # and the judge agrees these are valid
+        assert is_valid(schema, ("[" + ",".join(pieces) + "]").encode("utf-8"))
+
+
+@settings(suppress_health_check=_SLOW_OK)
+@given(
+    bounds=st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3)),
+                     st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).filter(
+        lambda b: (b[1] is None or b[1] >= b[0]) and (b[3] is None or b[3] >= b[2])),
+    value=st.lists(st.lists(st.integers(-5, 5), max_size=5), max_size=5),
+    whitespace=st.sampled_from(["flexible", "compact"]),
+)
+def test_array_counts_are_exact(bounds: tuple[int, int | None, int, int | None], value: list[list[int]],
+                                whitespace: str) -> None:
+    """Nested arrays with minItems/maxItems at both levels: a compact array of integer arrays is
+    accepted iff the validator accepts it (every count within its bounds)."""
+    outer_min, outer_max, inner_min, inner_max = bounds
+    inner: dict[str, Any] = {"type": "array", "items": {"type": "integer"}, "minItems": inner_min}
+    if inner_max is not None:
+        inner["maxItems"] = inner_max
+    schema: dict[str, Any] = {"type": "array", "items": inner, "minItems": outer_min}
+    if outer_max is not None:
+        schema["maxItems"] = outer_max
+    doc = json.dumps(value, separators=(",", ":")).encode("ascii")
+    assert grammar_for(schema, whitespace).accepts(doc) == is_valid(schema, doc), (schema, doc)

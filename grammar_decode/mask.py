@@ -107,9 +107,8 @@ class Masker:
 
     def _compute(self, state: State) -> _Entry:
         trie, nodes, costs, plain = self._walk_for(state)
-        node_ok = np.zeros(len(trie), dtype=bool)
-        node_ok[nodes] = True
-        mask = node_ok[trie.token_node]  # node 0 (tokens outside the trie) is never allowed
+        mask = np.zeros(len(self.vocab), dtype=bool)
+        mask[trie.tokens_at(nodes)] = True
         worst = max(costs, default=0)
         if plain:
             mask |= self.vocab.string_slice.plain

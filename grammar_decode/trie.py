@@ -57,6 +57,13 @@ class TokenTrie:
         self.end = end
         self.token_node = token_node
         self.max_depth = max(depth)
+        # CSR index node -> token ids spelled exactly there, so a mask is built from the allowed
+        # nodes alone (cost proportional to them, not to the trie or the vocabulary).
+        members_ids = np.flatnonzero(members)
+        by_node = members_ids[np.argsort(token_node[members_ids], kind="stable")]
+        counts = np.bincount(token_node[members_ids], minlength=len(byte))
+        self.node_token_start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.node_token_ids = by_node.astype(np.int64)
 
     @classmethod
     def of_vocabulary(cls, vocab: "Vocabulary") -> "TokenTrie":
@@ -65,6 +72,18 @@ class TokenTrie:
 
     def __len__(self) -> int:
         return len(self.byte)
+
+    def tokens_at(self, nodes: "list[int] | np.ndarray") -> np.ndarray:
+        """Token ids spelled exactly at ``nodes`` (each a node index >= 1). O(len(nodes) + result)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        starts = self.node_token_start[nodes]
+        counts = self.node_token_start[nodes + 1] - starts
+        total = int(counts.sum())
+        if total == 0:
+            return np.empty(0, dtype=np.int64)
+        # position k of the result reads node_token_ids[starts[j] + (k - first output of j)]
+        offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        return self.node_token_ids[offsets + np.arange(total)]
 
 
 # One or more characters that may stand unescaped inside a JSON string, as whole UTF-8 sequences:

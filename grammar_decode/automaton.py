@@ -70,7 +70,15 @@ class _Kind:
 
     def rest(self, frame: Frame) -> int:
         """Fewest bytes that complete this frame (children already accounted for by their frames)."""
+        return len(self.completion(frame))
+
+    def completion(self, frame: Frame) -> bytes:
+        """The canonical shortest bytes completing this frame. Canonical means consistent: after
+        its first byte, the completion of the new frame(s) is the rest of it. That is what lets a
+        shortest tokenization of it serve as the closing budget's measure."""
         raise NotImplementedError
+
+    min_text: bytes  # canonical shortest complete value of this node
 
     def finishable(self, frame: Frame) -> bool:
         """True when the frame is a complete value that is only waiting for a following byte."""
@@ -80,10 +88,11 @@ class _Kind:
 class _Document(_Kind):
     """The root frame: (0, 0) before the value, (0, 1) once it has been pushed."""
 
-    def __init__(self, root: int, root_min_len: int) -> None:
+    def __init__(self, root: int, root_min_text: bytes) -> None:
         self.index = 0
         self.root = root
-        self.min_len = root_min_len
+        self.min_text = root_min_text
+        self.min_len = len(root_min_text)
 
     def start(self) -> Frame:
         return (0, 0)
@@ -93,8 +102,8 @@ class _Document(_Kind):
             return _Push((0, 1), self.root)
         return None  # nothing may follow a complete document, not even whitespace
 
-    def rest(self, frame: Frame) -> int:
-        return self.min_len if frame[1] == 0 else 0
+    def completion(self, frame: Frame) -> bytes:
+        return self.min_text if frame[1] == 0 else b""
 
 
 class _Object(_Kind):
@@ -102,22 +111,23 @@ class _Object(_Kind):
 
     START, KEY_START, KEY, AFTER_KEY, AFTER_COLON, AFTER_VALUE = range(6)
 
-    def __init__(self, index: int, keys: tuple[bytes, ...], values: list[int], value_min: list[int],
+    def __init__(self, index: int, keys: tuple[bytes, ...], values: list[int], value_text: list[bytes],
                  max_ws: int) -> None:
         self.index = index
         self.keys = keys
         self.values = values
         self.max_ws = max_ws
         n = len(keys)
-        # tail[i]: fewest bytes to finish once keys < i are done and their values complete,
-        # counting the comma before key i (if any) and the closing brace.
-        tail = [1] * (n + 1)
+        # tail[i]: what finishes the object once keys < i are done and their values complete:
+        # the comma before key i (if any), the remaining members, and the closing brace.
+        tail = [b"}"] * (n + 1)
         for i in range(n - 1, -1, -1):
-            tail[i] = 1 + len(keys[i]) + 1 + value_min[i] + tail[i + 1]
+            tail[i] = b"," + keys[i] + b":" + value_text[i] + tail[i + 1]
         self.tail = tail
-        self.value_min = value_min
+        self.value_text = value_text
         # '{' takes the place of the first key's comma
-        self.min_len = 2 if n == 0 else tail[0]
+        self.min_text = b"{}" if n == 0 else b"{" + tail[0][1:]
+        self.min_len = len(self.min_text)
 
     def start(self) -> Frame:
         return (self.index, self.START, 0, 0, 0)
@@ -148,19 +158,19 @@ class _Object(_Kind):
             return _DONE if byte == 0x7D else None
         return (idx, self.KEY_START, i + 1, 0, 0) if byte == 0x2C else None
 
-    def rest(self, frame: Frame) -> int:
+    def completion(self, frame: Frame) -> bytes:
         _, phase, i, pos, _ws = frame
         if phase == self.START:
-            return self.min_len
+            return self.min_text
         if phase == self.KEY_START:
             # the comma (or the opening brace) before key i is already written
-            return 1 if i == len(self.keys) else self.tail[i] - 1
+            return b"}" if i == len(self.keys) else self.tail[i][1:]
         if phase == self.KEY:
-            return len(self.keys[i]) - pos + 1 + self.value_min[i] + self.tail[i + 1]
+            return self.keys[i][pos:] + b":" + self.value_text[i] + self.tail[i + 1]
         if phase == self.AFTER_KEY:
-            return 1 + self.value_min[i] + self.tail[i + 1]
+            return b":" + self.value_text[i] + self.tail[i + 1]
         if phase == self.AFTER_COLON:
-            return self.value_min[i] + self.tail[i + 1]
+            return self.value_text[i] + self.tail[i + 1]
         return self.tail[i + 1]
 
 
@@ -169,15 +179,16 @@ class _Array(_Kind):
 
     START, OPEN, AFTER_VALUE, AFTER_COMMA = range(4)
 
-    def __init__(self, index: int, item: int, item_min: int, min_items: int, max_items: int | None,
+    def __init__(self, index: int, item: int, item_text: bytes, min_items: int, max_items: int | None,
                  max_ws: int) -> None:
         self.index = index
         self.item = item
-        self.item_min = item_min
+        self.item_text = item_text
         self.min_items = min_items
         self.max_items = max_items
         self.max_ws = max_ws
-        self.min_len = 2 + (min_items * item_min + min_items - 1 if min_items else 0)
+        self.min_text = b"[" + b",".join([item_text] * min_items) + b"]"
+        self.min_len = len(self.min_text)
 
     def _count_key(self, count: int) -> int:
         # Cache-key clamp. Every clamp in a state key must be justified against every threshold the
@@ -215,19 +226,18 @@ class _Array(_Kind):
             return None
         return _Push((idx, self.AFTER_VALUE, self._count_key(count + 1), 0), self.item)
 
-    def _after_value_rest(self, count: int) -> int:
-        missing = max(0, self.min_items - count)
-        return missing * (1 + self.item_min) + 1
+    def _after_value(self, count: int) -> bytes:
+        return (b"," + self.item_text) * max(0, self.min_items - count) + b"]"
 
-    def rest(self, frame: Frame) -> int:
+    def completion(self, frame: Frame) -> bytes:
         _, phase, count, _ws = frame
         if phase == self.START:
-            return self.min_len
+            return self.min_text
         if phase == self.OPEN:
-            return 1 if self.min_items == 0 else self.min_len - 1
+            return self.min_text[1:]
         if phase == self.AFTER_COMMA:
-            return self.item_min + self._after_value_rest(count + 1)
-        return self._after_value_rest(count)
+            return self.item_text + self._after_value(count + 1)
+        return self._after_value(count)
 
 
 class _String(_Kind):
@@ -242,6 +252,7 @@ class _String(_Kind):
 
     def __init__(self, index: int) -> None:
         self.index = index
+        self.min_text = b'""'
         self.min_len = 2
 
     def start(self) -> Frame:
@@ -310,16 +321,17 @@ class _String(_Kind):
             return None
         return (idx, self.U_REST, 2, 0)
 
-    _REST = {START: 2, BODY: 1, ESC: 2, U_FIRST: 5, U_AFTER_D: 4, PAIR_BACKSLASH: 7, PAIR_U: 6,
-             PAIR_D: 5, PAIR_LOW: 4}
+    _COMPLETION = {START: b'""', BODY: b'"', ESC: b'""', U_FIRST: b'0000"', U_AFTER_D: b'000"',
+                   PAIR_BACKSLASH: b'\\uDC00"', PAIR_U: b'uDC00"', PAIR_D: b'DC00"', PAIR_LOW: b'C00"'}
 
-    def rest(self, frame: Frame) -> int:
+    def completion(self, frame: Frame) -> bytes:
         _, phase, a, b = frame
         if phase == self.UTF8:
-            return a + 1
+            # the lowest byte allowed next, then the lowest continuation bytes
+            return bytes([b >> 8]) + b"\x80" * (a - 1) + b'"'
         if phase == self.U_REST:
-            return a + (7 if b else 1)
-        return self._REST[phase]
+            return b"0" * a + (b'\\uDC00"' if b else b'"')
+        return self._COMPLETION[phase]
 
 
 def _hex(byte: int) -> int | None:
@@ -337,11 +349,13 @@ class _Number(_Kind):
 
     START, SIGN, ZERO, INT, FRAC0, FRAC, EXP0, EXP_SIGN, EXP = range(9)
     _FINISHABLE = frozenset({ZERO, INT, FRAC, EXP})
-    _REST = {START: 1, SIGN: 1, ZERO: 0, INT: 0, FRAC0: 1, FRAC: 0, EXP0: 1, EXP_SIGN: 1, EXP: 0}
+    _COMPLETION = {START: b"0", SIGN: b"0", ZERO: b"", INT: b"", FRAC0: b"0", FRAC: b"", EXP0: b"0",
+                   EXP_SIGN: b"0", EXP: b""}
 
     def __init__(self, index: int, integer: bool) -> None:
         self.index = index
         self.integer = integer
+        self.min_text = b"0"
         self.min_len = 1
 
     def start(self) -> Frame:
@@ -382,8 +396,8 @@ class _Number(_Kind):
             return (idx, self.EXP, digits + 1) if digits < EXPONENT_DIGITS_MAX else None
         return _POP
 
-    def rest(self, frame: Frame) -> int:
-        return self._REST[frame[1]]
+    def completion(self, frame: Frame) -> bytes:
+        return self._COMPLETION[frame[1]]
 
     def finishable(self, frame: Frame) -> bool:
         return frame[1] in self._FINISHABLE
@@ -407,14 +421,17 @@ class _Literals(_Kind):
                     terminal.append(False)
                 node = nxt
             terminal[node] = True
-        remaining = [0] * len(children)
+        # shortest way to a terminal; ties broken by the smaller byte, so it is canonical
+        suffix = [b""] * len(children)
         for node in range(len(children) - 1, -1, -1):  # children always have larger indices
             if not terminal[node]:
-                remaining[node] = 1 + min(remaining[c] for c in children[node].values())
+                suffix[node] = min((bytes([b]) + suffix[c] for b, c in children[node].items()),
+                                   key=lambda text: (len(text), text))
         self.children = children
         self.terminal = terminal
-        self.remaining = remaining
-        self.min_len = remaining[0]
+        self.suffix = suffix
+        self.min_text = suffix[0]
+        self.min_len = len(self.min_text)
 
     def start(self) -> Frame:
         return (self.index, 0)
@@ -427,8 +444,8 @@ class _Literals(_Kind):
             return _DONE if self.terminal[nxt] and not self.children[nxt] else (self.index, nxt)
         return _POP if self.terminal[node] else None
 
-    def rest(self, frame: Frame) -> int:
-        return self.remaining[frame[1]]
+    def completion(self, frame: Frame) -> bytes:
+        return self.suffix[frame[1]]
 
     def finishable(self, frame: Frame) -> bool:
         return self.terminal[frame[1]]
@@ -445,7 +462,7 @@ class Automaton:
         self.max_whitespace = max_whitespace
         self.kinds: list[_Kind] = [None]  # type: ignore[list-item]  # slot 0: the document
         root_index = self._build(root)
-        self.kinds[0] = _Document(root_index, self.kinds[root_index].min_len)
+        self.kinds[0] = _Document(root_index, self.kinds[root_index].min_text)
         self.initial: State = (self.kinds[0].start(),)
         self.rows: dict[State, dict[int, State | None]] = {}
         self._string_kinds = frozenset(k.index for k in self.kinds if isinstance(k, _String))
@@ -463,10 +480,10 @@ class Automaton:
         kind: _Kind
         if isinstance(node, ObjectNode):
             values = [self._build(v) for v in node.values]
-            kind = _Object(index, node.keys, values, [self.kinds[v].min_len for v in values], self.max_whitespace)
+            kind = _Object(index, node.keys, values, [self.kinds[v].min_text for v in values], self.max_whitespace)
         elif isinstance(node, ArrayNode):
             item = self._build(node.item)
-            kind = _Array(index, item, self.kinds[item].min_len, node.min_items, node.max_items,
+            kind = _Array(index, item, self.kinds[item].min_text, node.min_items, node.max_items,
                           self.max_whitespace)
         elif isinstance(node, StringNode):
             kind = _String(index)
@@ -539,3 +556,10 @@ class Automaton:
         """
         kinds = self.kinds
         return sum(kinds[f[0]].rest(f) for f in state)
+
+    def completion(self, state: State) -> bytes:
+        """The canonical shortest completion of ``state``: ``len(completion(s)) == min_bytes(s)``,
+        and after its first byte the completion is the rest of it (so following it, in any
+        tokenization, never makes the remaining completion longer). O(its length)."""
+        kinds = self.kinds
+        return b"".join(kinds[f[0]].completion(f) for f in reversed(state))

@@ -76,8 +76,8 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         max_tokens: most tokens to generate (EOS included).
         closing_budget: narrow the mask near the limit so the document always completes: a token
             is allowed only if the document can still be finished in the tokens left. Guarantee:
-            if ``max_tokens >= grammar.min_completion_bytes()`` and the vocabulary spells every
-            single byte, the result is a complete document.
+            if ``max_tokens >= grammar.min_completion_tokens(vocab)``, the result is a complete
+            document, whatever the logits.
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be >= 1")

@@ -57,6 +57,11 @@ class CompiledGrammar:
             raise ValueError("not a prefix of any document of this grammar")
         return self.automaton.min_bytes(state)
 
+    def min_completion_tokens(self, vocab: Vocabulary) -> int:
+        """Fewest tokens of ``vocab`` that spell a shortest complete document: the smallest
+        ``max_tokens`` for which ``generate`` guarantees a complete document."""
+        return self.masker(vocab).finish_tokens(self.automaton.initial)
+
     def masker(self, vocab: Vocabulary) -> Masker:
         """The shared mask cache for ``vocab`` (created on first use)."""
         with self._lock:
@@ -153,6 +158,11 @@ class Matcher:
     def min_completion_bytes(self) -> int:
         """Fewest bytes that complete the document from here."""
         return 0 if self.terminated else self._automaton.min_bytes(self.state)
+
+    def min_completion_tokens(self) -> int:
+        """Fewest tokens that spell the canonical shortest completion from here (the closing
+        budget's measure; see ``Masker.finish_tokens``)."""
+        return 0 if self.terminated else self._masker.finish_tokens(self.state)
 
 
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",

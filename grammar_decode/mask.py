@@ -12,6 +12,8 @@ set. Ids at or past ``len(vocab)`` (padding columns of the logits) are never all
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .automaton import Automaton, State
@@ -31,6 +33,10 @@ def pack_mask(mask: np.ndarray) -> np.ndarray:
     buffer = np.zeros(words * 4, dtype=np.uint8)
     buffer[: len(packed)] = packed
     return buffer.view("<i4")
+
+
+#: ``finish_tokens`` of a state whose completion this vocabulary cannot spell.
+UNREACHABLE = 1 << 30
 
 
 class _Entry:
@@ -55,15 +61,19 @@ class Masker:
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self._cache: dict[State, _Entry] = {}
         self._costs_cache: dict[State, np.ndarray] = {}
+        self._finish: dict[State, int] = {}
+        # fewest tokens <= fewest bytes holds when every byte value is an ordinary token
+        self._bytes_bound_tokens = not vocab.missing_single_bytes()
         self.hits = 0
         self.misses = 0
 
     # -- the walk ------------------------------------------------------------------------------
 
-    def _walk(self, trie: TokenTrie, state: State) -> tuple[list[int], list[int]]:
+    def _walk(self, trie: TokenTrie, state: State, cost: Callable[[State], int]) -> tuple[list[int], list[int]]:
         """Joint descent of ``trie`` and the automaton from ``state``: one pass over the nodes,
-        skipping the subtree of every rejected byte. Returns the allowed nodes and, for each, the
-        ``min_bytes`` of the state it leads to. Cost: ~0.3 µs per visited node."""
+        skipping the subtree of every rejected byte. Returns the allowed nodes and, for each,
+        ``cost`` of the state it leads to (computed once per distinct state). Cost: ~0.3 µs per
+        visited node."""
         byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
         n = len(byte_at)
         nodes: list[int] = []
@@ -71,8 +81,7 @@ class Masker:
         stack: list[State | None] = [state] * (trie.max_depth + 1)
         rows = self.automaton.rows
         step = self.automaton.step_uncached
-        min_bytes = self.automaton.min_bytes
-        min_bytes_of: dict[State, int] = {}
+        cost_of: dict[State, int] = {}
         i = 1
         while i < n:
             parent = stack[depth_at[i] - 1]
@@ -88,25 +97,38 @@ class Masker:
                 i = end_at[i]
                 continue
             stack[depth_at[i]] = nxt
-            need = min_bytes_of.get(nxt)
+            need = cost_of.get(nxt)
             if need is None:
-                need = min_bytes_of[nxt] = min_bytes(nxt)
+                need = cost_of[nxt] = cost(nxt)
             nodes.append(i)
             costs.append(need)
             i += 1
         return nodes, costs
 
-    def _walk_for(self, state: State) -> tuple[TokenTrie, list[int], list[int], bool]:
+    def _walk_for(self, state: State, cost: Callable[[State], int]) -> tuple[TokenTrie, list[int], list[int], bool]:
         """The walk ``state`` needs: inside a plain string, only the small trie of non-plain
         tokens (the plain slice is allowed whole and leads back to ``state``); elsewhere the
         full trie. The flag says whether the plain slice applies."""
         if self.automaton.in_plain_string(state):
             rest = self.vocab.string_slice.rest
-            return (rest, *self._walk(rest, state), True)
-        return (self.trie, *self._walk(self.trie, state), False)
+            return (rest, *self._walk(rest, state, cost), True)
+        return (self.trie, *self._walk(self.trie, state, cost), False)
+
+    def finish_tokens(self, state: State) -> int:
+        """Fewest tokens of this vocabulary that spell the automaton's canonical shortest
+        completion of ``state`` (``Automaton.completion``): an upper bound on the fewest tokens
+        that finish the document, and at most ``min_bytes(state)`` when every byte is a token.
+        Following the first token of such a spelling lowers it by at least one, which is what the
+        closing budget's guarantee rests on. Cached per state; ``UNREACHABLE`` if it cannot be
+        spelled at all."""
+        cached = self._finish.get(state)
+        if cached is None:
+            count = self.vocab.fewest_tokens(self.automaton.completion(state))
+            cached = self._finish[state] = UNREACHABLE if count is None else count
+        return cached
 
     def _compute(self, state: State) -> _Entry:
-        trie, nodes, costs, plain = self._walk_for(state)
+        trie, nodes, costs, plain = self._walk_for(state, self.automaton.min_bytes)
         mask = np.zeros(len(self.vocab), dtype=bool)
         mask[trie.tokens_at(nodes)] = True
         worst = max(costs, default=0)
@@ -119,18 +141,18 @@ class Masker:
         return _Entry(mask, worst)
 
     def token_costs(self, state: State) -> np.ndarray:
-        """int32 per token: ``min_bytes`` of the state after it, or -1 where the token is not
-        allowed (EOS: 0 when the document is complete). One walk, cached per state; used only
-        near the end of the budget."""
+        """int32 per token: ``finish_tokens`` of the state after it, or -1 where the token is
+        not allowed (EOS: 0 when the document is complete). One walk, cached per state; used
+        only near the end of the budget."""
         cached = self._costs_cache.get(state)
         if cached is not None:
             return cached
-        trie, nodes, costs, plain = self._walk_for(state)
+        trie, nodes, costs, plain = self._walk_for(state, self.finish_tokens)
         node_cost = np.full(len(trie), -1, dtype=np.int32)
         node_cost[nodes] = costs
         token_cost = node_cost[trie.token_node]
         if plain:
-            token_cost[self.vocab.string_slice.plain] = self.automaton.min_bytes(state)
+            token_cost[self.vocab.string_slice.plain] = self.finish_tokens(state)
         if len(self.eos_ids) and self.automaton.is_accepting(state):
             token_cost[self.eos_ids] = 0
         token_cost.flags.writeable = False
@@ -165,20 +187,22 @@ class Masker:
         """The mask narrowed so that the document can still be completed within
         ``remaining_tokens`` tokens, counting the one being chosen now.
 
-        Allows token t only if ``min_bytes(state + t) <= remaining_tokens - 1`` (and EOS when
-        complete). Every vocabulary with all 256 single-byte tokens can write any completion one
-        byte per token, so if ``min_bytes(state) <= remaining_tokens`` the narrowed mask is never
-        empty and generation ends with a complete document. Always a subset of ``mask(state)``.
-        Returns ``mask(state)`` itself when no allowed token can overrun the budget; otherwise
-        one comparison over ``token_costs(state)`` (a walk the first time per state).
+        Allows token t only if ``finish_tokens(state + t) <= remaining_tokens - 1`` (and EOS when
+        complete). Never empty while ``finish_tokens(state) <= remaining_tokens``: the first token
+        of the shortest spelling of the canonical completion qualifies. By induction, generation
+        then ends with a complete document. Always a subset of ``mask(state)``.
 
-        When the budget is already too small (``min_bytes(state) > remaining_tokens``), the mask
-        keeps only tokens that make the most progress towards closing (successors needing at most
-        ``min_bytes(state) - 1`` bytes), which is never empty either.
+        Cost: returns ``mask(state)`` itself while no allowed token can overrun the budget (known
+        from the walk that built the mask: ``finish_tokens <= min_bytes`` when every byte is a
+        token); otherwise one comparison over ``token_costs(state)`` (a walk, once per state).
+
+        When the budget is already too small (``finish_tokens(state) > remaining_tokens``), the
+        mask keeps the tokens that make the most progress towards closing (successors needing at
+        most ``finish_tokens(state) - 1`` tokens), which is never empty either.
         """
         entry = self._entry(state)
-        budget = max(remaining_tokens - 1, self.automaton.min_bytes(state) - 1)
-        if entry.max_next_min_bytes <= budget:
+        budget = max(remaining_tokens - 1, self.finish_tokens(state) - 1)
+        if self._bytes_bound_tokens and entry.max_next_min_bytes <= budget:
             return entry.mask
         costs = self.token_costs(state)
         narrowed = (costs >= 0) & (costs <= budget)

@@ -34,17 +34,22 @@ def replay_mask(automaton: Automaton, vocab: Vocabulary, state: State) -> np.nda
 
 
 def replay_budget_mask(automaton: Automaton, vocab: Vocabulary, state: State, remaining_tokens: int) -> np.ndarray:
-    """Reference for ``Masker.budget_mask``: the replay mask restricted to tokens whose successor
-    state needs at most ``remaining_tokens - 1`` bytes to complete (or, when that is impossible,
-    ``min_bytes(state) - 1``: the most progress towards closing)."""
+    """Reference for ``Masker.budget_mask``: the replay mask restricted to tokens after which the
+    canonical completion can be spelled in at most ``remaining_tokens - 1`` tokens (or, when that
+    is impossible, in fewer tokens than from ``state``: the most progress towards closing)."""
+
+    def finish(s: State) -> int:
+        count = vocab.fewest_tokens(automaton.completion(s))
+        return 1 << 30 if count is None else count
+
     mask = replay_mask(automaton, vocab, state)
-    budget = max(remaining_tokens - 1, automaton.min_bytes(state) - 1)
+    budget = max(remaining_tokens - 1, finish(state) - 1)
     for token_id in np.flatnonzero(mask).tolist():
         if token_id in vocab.eos_token_ids:
             continue
         nxt = state
         for byte in vocab.token_bytes(token_id):
             nxt = automaton.step_uncached(nxt, byte)
-        if automaton.min_bytes(nxt) > budget:
+        if finish(nxt) > budget:
             mask[token_id] = False
     return mask

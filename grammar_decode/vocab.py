@@ -63,6 +63,9 @@ class Vocabulary:
                 raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
         self._trie: TokenTrie | None = None
         self._string_slice: StringSlice | None = None
+        self._ordinary: frozenset[bytes] | None = None
+        self._longest = 0
+        self._missing_bytes: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -94,11 +97,35 @@ class Vocabulary:
 
     def missing_single_bytes(self) -> list[int]:
         """Byte values that no ordinary token spells on its own. When empty, any byte string can
-        be written one byte per token, so "fewest tokens" ≤ "fewest bytes" (the closing budget
-        relies on it)."""
-        ordinary = self.ordinary_mask()
-        present = {t[0] for i, t in enumerate(self._tokens) if len(t) == 1 and ordinary[i]}
-        return [b for b in range(256) if b not in present]
+        be written one byte per token, so "fewest tokens" ≤ "fewest bytes". Cached."""
+        if self._missing_bytes is None:
+            present = {t[0] for t in self._ordinary_set() if len(t) == 1}
+            self._missing_bytes = [b for b in range(256) if b not in present]
+        return list(self._missing_bytes)
+
+    def _ordinary_set(self) -> frozenset[bytes]:
+        if self._ordinary is None:
+            ordinary = self.ordinary_mask()
+            self._ordinary = frozenset(t for i, t in enumerate(self._tokens) if ordinary[i])
+            self._longest = max((len(t) for t in self._ordinary), default=0)
+        return self._ordinary
+
+    def fewest_tokens(self, data: bytes) -> int | None:
+        """Fewest ordinary tokens whose concatenation is exactly ``data`` (None if impossible).
+        Dynamic programming over positions; O(len(data) × longest token) set lookups."""
+        tokens = self._ordinary_set()
+        longest = self._longest
+        n = len(data)
+        best: list[int | None] = [None] * (n + 1)
+        best[n] = 0
+        for start in range(n - 1, -1, -1):
+            found: int | None = None
+            for stop in range(start + 1, min(n, start + longest) + 1):
+                rest = best[stop]
+                if rest is not None and (found is None or rest + 1 < found) and data[start:stop] in tokens:
+                    found = rest + 1
+            best[start] = found
+        return best[0]
 
     @property
     def trie(self) -> "TokenTrie":

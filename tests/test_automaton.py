@@ -166,3 +166,25 @@ def _bfs_min_bytes(automaton, state) -> int:
                     nxt.append(t)
         frontier, distance = nxt, distance + 1
     raise AssertionError("no completion reachable: a dead state")
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_canonical_completion_is_shortest_and_consistent(name: str) -> None:
+    """``completion(s)`` has length ``min_bytes(s)``, completes the document, and after its first
+    byte the completion is exactly the rest of it — the property the closing budget relies on."""
+    grammar = _grammar(name)
+    automaton = grammar.automaton
+    texts = list(TABLES[name][2]) + list(TABLES[name][3])
+    for text in texts:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        state = automaton.initial
+        for byte in data + b"\x00":
+            completion = automaton.completion(state)
+            assert len(completion) == automaton.min_bytes(state)
+            done = automaton.feed(state, completion)
+            assert done is not None and automaton.is_accepting(done)
+            if completion:
+                assert automaton.completion(automaton.step(state, completion[0])) == completion[1:]
+            state = automaton.step(state, byte)
+            if state is None:
+                break

@@ -48,10 +48,11 @@ def test_generation_never_violates_its_own_mask(gpt2: gd.Vocabulary, whitespace:
 
 @pytest.mark.parametrize("name", list(SCHEMAS))
 def test_closing_budget_guarantees_termination_at_the_tightest_budget(gpt2: gd.Vocabulary, name: str) -> None:
-    """max_tokens == the shortest completion from the start: every run still ends complete."""
+    """max_tokens == the fewest tokens of a shortest document: every run still ends complete."""
     schema = SCHEMAS[name]
     grammar = gd.compile_json_schema(schema)
-    budget = grammar.min_completion_bytes()
+    budget = grammar.min_completion_tokens(gpt2)
+    assert budget < grammar.min_completion_bytes(), "multi-byte tokens make closing cheaper than bytes"
     for seed in range(5):
         result = gd.generate(_uniform_logits(gpt2, seed), grammar, gpt2, max_tokens=budget, seed=seed)
         assert result.stop_reason in ("eos", "complete")
@@ -82,7 +83,7 @@ def test_closing_narrowing_is_a_subset_of_the_legal_mask_along_generation(gpt2: 
     grammar = gd.compile_json_schema(ORDER)
     matcher = grammar.matcher(gpt2)
     rng = np.random.default_rng(0)
-    budget = grammar.min_completion_bytes() + 6
+    budget = grammar.min_completion_tokens(gpt2) + 6
     for produced in range(budget):
         remaining = budget - produced
         narrowed, full = matcher.budget_mask(remaining), matcher.mask()
@@ -93,7 +94,7 @@ def test_closing_narrowing_is_a_subset_of_the_legal_mask_along_generation(gpt2: 
         matcher.advance(token)
         if token in gpt2.eos_token_ids or matcher.is_accepting():
             break
-        assert matcher.min_completion_bytes() <= remaining - 1
+        assert matcher.min_completion_tokens() <= remaining - 1
     assert matcher.is_accepting()
 
 

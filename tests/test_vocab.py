@@ -7,6 +7,8 @@ from pathlib import Path
 import gguf
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import grammar_decode as gd
 from grammar_decode._gguf import read_metadata
@@ -111,3 +113,26 @@ def test_trie_layout_is_depth_first_with_subtree_ends() -> None:
     assert trie.end[1] == 4 and trie.end[2] == 4 and trie.end[4] == 5
     assert trie.token_node.tolist() == [2, 1, 4, 3, 2]
     assert np.array_equal(trie.token_node[[0, 4]], [2, 2]), "identical tokens share one node"
+
+
+def _brute_fewest(tokens: set[bytes], data: bytes) -> int | None:
+    if not data:
+        return 0
+    options = [_brute_fewest(tokens, data[len(t):]) for t in tokens if data.startswith(t)]
+    found = [o + 1 for o in options if o is not None]
+    return min(found) if found else None
+
+
+@given(st.lists(st.binary(min_size=1, max_size=3), min_size=1, max_size=12), st.binary(max_size=8))
+def test_fewest_tokens_matches_brute_force(tokens: list[bytes], data: bytes) -> None:
+    vocab = gd.Vocabulary(tokens)
+    assert vocab.fewest_tokens(data) == _brute_fewest(set(tokens), data)
+
+
+def test_fewest_tokens_on_a_real_vocabulary() -> None:
+    vocab = load_vocab("gpt-2")
+    assert vocab.fewest_tokens(b'"}') == 1  # GPT-2 has the merged token
+    assert vocab.fewest_tokens(b"") == 0
+    assert vocab.fewest_tokens(b'","age":0,"active":true}') <= 10
+    special_only = gd.Vocabulary([b"a", b"<eos>"], eos_token_ids=[1])
+    assert special_only.fewest_tokens(b"<eos>") is None

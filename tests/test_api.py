@@ -1,0 +1,50 @@
+"""The public surface: names, lifetimes, and what `import grammar_decode` pulls in."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+import grammar_decode as gd
+
+from conftest import PERSON
+
+
+def test_core_import_needs_only_numpy() -> None:
+    code = ("import sys, grammar_decode; "
+            "heavy = [m for m in ('torch', 'transformers', 'llama_cpp', 'jsonschema', 'gguf', 'tiktoken') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_public_names() -> None:
+    for name in ("Vocabulary", "compile_json_schema", "CompiledGrammar", "Matcher", "generate",
+                 "UnsupportedSchemaError", "SchemaError", "TokenRejected", "apply_mask", "bitmask_words"):
+        assert name in gd.__all__ and hasattr(gd, name)
+    assert issubclass(gd.UnsupportedSchemaError, ValueError)
+
+
+def test_matcher_copy_and_reset_are_independent(gpt2: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(PERSON)
+    matcher = grammar.matcher(gpt2)
+    matcher.advance(gpt2.tokens.index(b"{"))
+    twin = matcher.copy()
+    twin.advance(gpt2.tokens.index(b'"'))
+    assert matcher.state != twin.state
+    assert matcher.accepts_token(gpt2.tokens.index(b'"')) and not twin.accepts_token(gpt2.tokens.index(b"{"))
+    twin.reset()
+    assert twin.state == grammar.automaton.initial
+
+
+def test_masks_are_read_only(gpt2: gd.Vocabulary) -> None:
+    mask = gd.compile_json_schema(PERSON).matcher(gpt2).mask()
+    assert mask.dtype == np.bool_ and not mask.flags.writeable
+
+
+def test_accepts_bytes_and_str_alike() -> None:
+    grammar = gd.compile_json_schema({"type": "string"})
+    assert grammar.accepts('"é"') and grammar.accepts('"é"'.encode())
+    assert not grammar.accepts('"é"'.encode("latin-1"))

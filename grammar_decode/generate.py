@@ -7,7 +7,7 @@ with a real or random ``logits_fn``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -29,7 +29,9 @@ class GenerationResult:
     ``stop_reason``: ``eos`` (the model chose EOS on a complete document), ``complete`` (the
     document is complete and no token but EOS may follow), ``max_tokens`` (budget exhausted: the
     text is a valid prefix, not a document) or ``mask_violation`` (the sampler picked a token the
-    matcher refused — a bug in this package, never expected).
+    matcher refused — a bug in this package, never expected). ``text`` is ``data`` decoded as
+    UTF-8 (with replacement characters only for a truncated ``max_tokens`` prefix).
+    ``mask_seconds`` counts computing and applying masks; ``total_seconds`` includes the logits.
     """
 
     text: str
@@ -39,7 +41,6 @@ class GenerationResult:
     mask_seconds: float = 0.0
     total_seconds: float = 0.0
     masks: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:

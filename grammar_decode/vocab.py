@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
@@ -146,6 +146,21 @@ class Vocabulary:
         return self._string_slice
 
     # -- loaders -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_tiktoken(cls, encoding: Any, eos_token_ids: Iterable[int] | None = None) -> "Vocabulary":
+        """From a ``tiktoken.Encoding`` (see ``grammar_decode.integrations.tiktoken``)."""
+        from .integrations.tiktoken import vocabulary_from_tiktoken
+
+        return vocabulary_from_tiktoken(encoding, None if eos_token_ids is None else list(eos_token_ids))
+
+    @classmethod
+    def from_hf(cls, tokenizer: Any) -> "Vocabulary":
+        """From a Hugging Face tokenizer (``transformers`` or ``tokenizers``), exact to the byte
+        (see ``grammar_decode.integrations.hf``)."""
+        from .integrations.hf import vocabulary_from_hf
+
+        return vocabulary_from_hf(tokenizer)
 
     @classmethod
     def from_gguf(cls, path: str | Path) -> "Vocabulary":

@@ -56,15 +56,17 @@ def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    """Greedy for temperature 0, else softmax sampling over the finite entries."""
+    """Greedy for temperature 0, else softmax sampling over the finite entries (one exp and one
+    cumulative sum over them, O(allowed))."""
     if temperature <= 0:
         return int(np.argmax(logits))
     finite = np.flatnonzero(np.isfinite(logits))
-    scaled = logits[finite].astype(np.float64) / temperature
+    scaled = logits[finite].astype(np.float64)
     scaled -= scaled.max()
-    probs = np.exp(scaled)
-    probs /= probs.sum()
-    return int(finite[rng.choice(len(finite), p=probs)])
+    weights = np.exp(scaled / temperature)
+    cumulative = np.cumsum(weights)
+    pick = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return int(finite[min(pick, len(finite) - 1)])
 
 
 def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *, max_tokens: int = 256,

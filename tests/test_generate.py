@@ -120,3 +120,14 @@ def test_greedy_is_deterministic_and_budget_too_small_is_reported(gpt2: gd.Vocab
     assert short.stop_reason == "max_tokens" and grammar.accepts_prefix(short.data)
     with pytest.raises(ValueError):
         gd.generate(_uniform_logits(gpt2, 9), grammar, gpt2, max_tokens=0)
+
+
+def test_sampling_follows_the_softmax_over_allowed_tokens() -> None:
+    from grammar_decode.generate import sample
+
+    rng = np.random.default_rng(0)
+    logits = np.array([-np.inf, 0.0, np.log(3.0), -np.inf], dtype=np.float32)
+    draws = np.bincount([sample(logits, 1.0, rng) for _ in range(4000)], minlength=4)
+    assert draws[0] == draws[3] == 0
+    assert 0.70 < draws[2] / 4000 < 0.80  # expected 0.75
+    assert sample(logits, 0.0, rng) == 2

@@ -1,0 +1,88 @@
+"""llama-cpp-python glue: a vocabulary from a loaded model, a logits processor for
+``Llama.create_completion(logits_processor=...)``, and an incremental ``logits_fn`` for
+``grammar_decode.generate``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+import llama_cpp
+import numpy as np
+
+from ..grammar import CompiledGrammar, Matcher
+from ..vocab import Vocabulary
+
+
+def vocabulary_from_llama(llama: "llama_cpp.Llama") -> Vocabulary:
+    """The vocabulary of a loaded model, read from its GGUF file's tokenizer metadata.
+    Checks that its size matches the model's logits width."""
+    vocab = Vocabulary.from_gguf(llama.model_path)
+    if len(vocab) != llama.n_vocab():
+        raise ValueError(f"GGUF lists {len(vocab)} tokens but the model has {llama.n_vocab()} logits")
+    return vocab
+
+
+class LlamaLogits:
+    """``logits_fn`` for ``grammar_decode.generate`` over a ``llama_cpp.Llama``: evaluates only the
+    tokens not yet in the model's context (the KV cache is reused) and returns the last
+    position's logits as a float32 view (valid until the next call)."""
+
+    def __init__(self, llama: "llama_cpp.Llama") -> None:
+        self.llama = llama
+        self.llama.reset()
+        self._fed: list[int] = []
+
+    def __call__(self, token_ids: Sequence[int]) -> np.ndarray:
+        ids = list(token_ids)
+        if ids[: len(self._fed)] != self._fed:
+            self.llama.reset()
+            self._fed = []
+        new = ids[len(self._fed):]
+        if new:
+            self.llama.eval(new)
+            self._fed.extend(new)
+        pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+        return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)),
+                                     shape=(self.llama.n_vocab(),))
+
+
+class JSONSchemaLogitsProcessor:
+    """A llama-cpp-python logits processor: ``fn(input_ids, scores) -> scores``.
+
+    The first call records the prompt length; each later call advances the matcher by the tokens
+    generated since. Disallowed scores become -inf in place. With ``max_tokens``, the closing
+    budget applies (``Matcher.budget_mask``), so a document is always complete by then if
+    ``max_tokens >= grammar.min_completion_tokens(vocab)``. One processor serves one completion;
+    call ``reset()`` (or make a new one) for the next.
+    """
+
+    def __init__(self, grammar: CompiledGrammar, vocab: Vocabulary, max_tokens: int | None = None) -> None:
+        self.grammar = grammar
+        self.vocab = vocab
+        self.max_tokens = max_tokens
+        self.matcher: Matcher = grammar.matcher(vocab)
+        self._prompt_len: int | None = None
+        self._consumed = 0
+
+    def reset(self) -> None:
+        self.matcher.reset()
+        self._prompt_len = None
+        self._consumed = 0
+
+    def __call__(self, input_ids: Any, scores: np.ndarray) -> np.ndarray:
+        ids = np.asarray(input_ids)
+        if self._prompt_len is None:
+            self._prompt_len = len(ids)
+        for token in ids[self._prompt_len + self._consumed:].tolist():
+            self.matcher.advance(int(token))
+            self._consumed += 1
+        if self.max_tokens is None:
+            mask = self.matcher.mask()
+        else:
+            mask = self.matcher.budget_mask(self.max_tokens - self._consumed)
+        width = min(len(mask), scores.shape[-1])
+        scores[:width][~mask[:width]] = -np.inf
+        scores[width:] = -np.inf
+        return scores

@@ -129,7 +129,7 @@ def run_generate(args: argparse.Namespace) -> int:
     except VocabularyError as exc:
         raise UsageError(f"cannot use {model}: {exc}") from exc
     started = time.perf_counter()
-    grammar.matcher(vocab).mask()  # builds the vocabulary's trie and string slice once
+    vocab.prepare()  # the vocabulary's trie and string slice, once per model
     setup = time.perf_counter() - started
     result = generate(logits_fn, grammar, vocab, max_tokens=args.max_tokens, temperature=args.temperature,
                       seed=args.seed, prompt_ids=prompt_ids)

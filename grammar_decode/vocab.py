@@ -127,6 +127,14 @@ class Vocabulary:
             best[start] = found
         return best[0]
 
+    def prepare(self) -> "Vocabulary":
+        """Build the per-vocabulary structures now (trie, string slice) instead of on the first
+        mask that needs them: ~0.6 s for a 262k vocabulary, once. Returns ``self``."""
+        self.trie
+        self.string_slice
+        self.missing_single_bytes()
+        return self
+
     @property
     def trie(self) -> "TokenTrie":
         """The prefix trie over ordinary tokens; built on first use, O(total token bytes)."""

@@ -107,12 +107,13 @@ class _Document(_Kind):
 
 
 class _Object(_Kind):
-    """Frame ``(idx, phase, key_index, pos, ws)``; keys come in schema order."""
+    """Frame ``(idx, phase, key_index, ws)``; keys come in schema order. Each key is a literal
+    child (its accepted spellings), pushed at its opening quote."""
 
-    START, KEY_START, KEY, AFTER_KEY, AFTER_COLON, AFTER_VALUE = range(6)
+    START, KEY_START, AFTER_KEY, AFTER_COLON, AFTER_VALUE = range(5)
 
-    def __init__(self, index: int, keys: tuple[bytes, ...], values: list[int], value_text: list[bytes],
-                 max_ws: int) -> None:
+    def __init__(self, index: int, keys: list[int], key_text: list[bytes], values: list[int],
+                 value_text: list[bytes], max_ws: int) -> None:
         self.index = index
         self.keys = keys
         self.values = values
@@ -122,7 +123,7 @@ class _Object(_Kind):
         # the comma before key i (if any), the remaining members, and the closing brace.
         tail = [b"}"] * (n + 1)
         for i in range(n - 1, -1, -1):
-            tail[i] = b"," + keys[i] + b":" + value_text[i] + tail[i + 1]
+            tail[i] = b"," + key_text[i] + b":" + value_text[i] + tail[i + 1]
         self.tail = tail
         self.value_text = value_text
         # '{' takes the place of the first key's comma
@@ -130,43 +131,35 @@ class _Object(_Kind):
         self.min_len = len(self.min_text)
 
     def start(self) -> Frame:
-        return (self.index, self.START, 0, 0, 0)
+        return (self.index, self.START, 0, 0)
 
     def step(self, frame: Frame, byte: int) -> _Result:
-        _, phase, i, pos, ws = frame
+        _, phase, i, ws = frame
         idx = self.index
         if phase == self.START:
-            return (idx, self.KEY_START, 0, 0, 0) if byte == 0x7B else None
-        if phase == self.KEY:
-            key = self.keys[i]
-            if key[pos] != byte:
-                return None
-            pos += 1
-            return (idx, self.AFTER_KEY, i, 0, 0) if pos == len(key) else (idx, self.KEY, i, pos, 0)
+            return (idx, self.KEY_START, 0, 0) if byte == 0x7B else None
         if byte in WHITESPACE:
-            return (idx, phase, i, pos, ws + 1) if ws < self.max_ws else None
+            return (idx, phase, i, ws + 1) if ws < self.max_ws else None
         if phase == self.KEY_START:
             if i == len(self.keys):
                 return _DONE if byte == 0x7D else None
-            return (idx, self.KEY, i, 1, 0) if byte == 0x22 else None
+            return _Push((idx, self.AFTER_KEY, i, 0), self.keys[i])
         if phase == self.AFTER_KEY:
-            return (idx, self.AFTER_COLON, i, 0, 0) if byte == 0x3A else None
+            return (idx, self.AFTER_COLON, i, 0) if byte == 0x3A else None
         if phase == self.AFTER_COLON:
-            return _Push((idx, self.AFTER_VALUE, i, 0, 0), self.values[i])
+            return _Push((idx, self.AFTER_VALUE, i, 0), self.values[i])
         # AFTER_VALUE
         if i + 1 == len(self.keys):
             return _DONE if byte == 0x7D else None
-        return (idx, self.KEY_START, i + 1, 0, 0) if byte == 0x2C else None
+        return (idx, self.KEY_START, i + 1, 0) if byte == 0x2C else None
 
     def completion(self, frame: Frame) -> bytes:
-        _, phase, i, pos, _ws = frame
+        _, phase, i, _ws = frame
         if phase == self.START:
             return self.min_text
         if phase == self.KEY_START:
             # the comma (or the opening brace) before key i is already written
             return b"}" if i == len(self.keys) else self.tail[i][1:]
-        if phase == self.KEY:
-            return self.keys[i][pos:] + b":" + self.value_text[i] + self.tail[i + 1]
         if phase == self.AFTER_KEY:
             return b":" + self.value_text[i] + self.tail[i + 1]
         if phase == self.AFTER_COLON:
@@ -479,8 +472,10 @@ class Automaton:
         self.kinds.append(None)  # type: ignore[arg-type]  # reserve the slot: parents precede children
         kind: _Kind
         if isinstance(node, ObjectNode):
+            keys = [self._build(k) for k in node.keys]
             values = [self._build(v) for v in node.values]
-            kind = _Object(index, node.keys, values, [self.kinds[v].min_text for v in values], self.max_whitespace)
+            kind = _Object(index, keys, [self.kinds[k].min_text for k in keys], values,
+                           [self.kinds[v].min_text for v in values], self.max_whitespace)
         elif isinstance(node, ArrayNode):
             item = self._build(node.item)
             kind = _Array(index, item, self.kinds[item].min_text, node.min_items, node.max_items,
@@ -490,7 +485,7 @@ class Automaton:
         elif isinstance(node, NumberNode):
             kind = _Number(index, node.integer)
         elif isinstance(node, LiteralsNode):
-            kind = _Literals(index, node.texts)
+            kind = _Literals(index, node.compact + (node.spaced if self.max_whitespace else ()))
         else:  # pragma: no cover - the schema compiler only produces the nodes above
             raise TypeError(f"unknown node {node!r}")
         self.kinds[index] = kind

@@ -38,9 +38,10 @@ _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 
 @dataclass(frozen=True)
 class ObjectNode:
-    """An object with exactly these keys, in this order. ``keys[i]`` is the key's JSON text."""
+    """An object with exactly these keys, in this order. ``keys[i]`` holds the key's accepted
+    JSON spellings (UTF-8 first, then ``\\uXXXX``-escaped as ``json.dumps`` writes it)."""
 
-    keys: tuple[bytes, ...]
+    keys: tuple["LiteralsNode", ...]
     values: tuple["Node", ...]
 
 
@@ -67,9 +68,28 @@ class NumberNode:
 
 @dataclass(frozen=True)
 class LiteralsNode:
-    """One of a fixed set of JSON texts (booleans, null, enum, const), byte for byte."""
+    """One of a fixed set of JSON texts (booleans, null, enum, const, object keys), byte for byte.
 
-    texts: tuple[bytes, ...]
+    ``compact`` are the spellings without whitespace, ``spaced`` those with ``json.dumps``'s
+    ``", "`` and ``": "`` separators (only differ for arrays and objects); the automaton uses
+    ``spaced`` too when whitespace is flexible. Each value is spelled with raw UTF-8 and with
+    ``\\uXXXX`` escapes (``ensure_ascii``). The first compact spelling is the canonical one.
+    """
+
+    compact: tuple[bytes, ...]
+    spaced: tuple[bytes, ...] = ()
+
+    @staticmethod
+    def of(values: list[Any]) -> "LiteralsNode":
+        compact: list[bytes] = []
+        spaced: list[bytes] = []
+        for value in values:
+            for ascii_only in (False, True):
+                for separators, out in (((",", ":"), compact), ((", ", ": "), spaced)):
+                    text = json_text(value, separators, ascii_only)
+                    if text not in out:
+                        out.append(text)
+        return LiteralsNode(tuple(compact), tuple(t for t in spaced if t not in compact))
 
 
 Node = Union[ObjectNode, ArrayNode, StringNode, NumberNode, LiteralsNode]
@@ -80,9 +100,12 @@ def _pointer(parent: str, token: str | int) -> str:
     return f"{parent}/{text}"
 
 
-def json_text(value: Any) -> bytes:
-    """Compact UTF-8 JSON text of ``value``, as emitted for ``enum``/``const``."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+def json_text(value: Any, separators: tuple[str, str] = (",", ":"), ensure_ascii: bool = False) -> bytes:
+    """JSON text of ``value`` as UTF-8 bytes (compact, raw UTF-8 by default)."""
+    try:
+        return json.dumps(value, ensure_ascii=ensure_ascii, separators=separators, allow_nan=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError) as exc:  # lone surrogates, NaN, integers past the str limit
+        raise SchemaError(f"a {type(value).__name__} value cannot be written as JSON text: {exc}") from exc
 
 
 def _matches_type(value: Any, type_name: str) -> bool:
@@ -125,23 +148,15 @@ class _Compiler:
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
 
-        allowed = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const"}
-        for keyword in schema:
-            if keyword not in allowed:
-                raise UnsupportedSchemaError(keyword, pointer)
-
-        type_name = self._type(schema, pointer)
+        self._check_keywords(schema, pointer)
         if "enum" in schema or "const" in schema:
-            return self._literals(schema, type_name, pointer)
+            return self._literals(schema, pointer)
+        type_name = self._type(schema, pointer)
         if type_name is None:
             raise UnsupportedSchemaError(
                 "type", pointer, "a schema without 'type', 'enum' or 'const' admits any JSON value; "
                 "any-JSON is not supported yet"
             )
-        for keyword in _ALL_TYPE_KEYWORDS - _TYPE_KEYWORDS[type_name]:
-            if keyword in schema:
-                # Keywords of other types constrain nothing here; still validate their shape.
-                self._check_other_type_keyword(schema, keyword, pointer)
         if type_name == "object":
             return self._object(schema, pointer)
         if type_name == "array":
@@ -154,9 +169,49 @@ class _Compiler:
             return LiteralsNode((b"true", b"false"))
         return LiteralsNode((b"null",))
 
-    def _check_other_type_keyword(self, schema: dict[str, Any], keyword: str, pointer: str) -> None:
-        if keyword in ("minItems", "maxItems"):
-            _non_negative_int(schema, keyword, pointer)
+    # -- enum / const --------------------------------------------------------------------------
+
+    def _check_keywords(self, schema: Any, pointer: str) -> None:
+        """Check a schema tree before compiling it: every keyword must be one we can enforce, and
+        keyword values must be well-formed (keywords of other types included: they constrain
+        nothing here, but a malformed one is still an error)."""
+        if isinstance(schema, bool):
+            return
+        if not isinstance(schema, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
+        allowed = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const"}
+        for keyword in schema:
+            if keyword not in allowed:
+                raise UnsupportedSchemaError(keyword, pointer)
+        self._type(schema, pointer)
+        _non_negative_int(schema, "minItems", pointer)
+        _non_negative_int(schema, "maxItems", pointer)
+        if "enum" in schema and not isinstance(schema["enum"], list):
+            raise SchemaError("'enum' must be an array", _pointer(pointer, "enum"))
+        self._required(schema, pointer)
+        if not isinstance(schema.get("additionalProperties", True), bool):
+            raise UnsupportedSchemaError("additionalProperties", pointer, "only boolean values are supported")
+        properties = schema.get("properties", {})
+        if not isinstance(properties, dict):
+            raise SchemaError("'properties' must be an object", _pointer(pointer, "properties"))
+        for key, sub in properties.items():
+            self._check_keywords(sub, _pointer(_pointer(pointer, "properties"), key))
+        if "items" in schema:
+            if isinstance(schema["items"], list):
+                raise UnsupportedSchemaError("items", pointer, "array form of 'items' (use prefixItems)")
+            self._check_keywords(schema["items"], _pointer(pointer, "items"))
+
+    def _literals(self, schema: dict[str, Any], pointer: str) -> LiteralsNode:
+        """The enum/const values that the whole schema admits (every sibling keyword applies)."""
+        if "const" in schema:
+            values, where = [schema["const"]], _pointer(pointer, "const")
+        else:
+            values, where = schema["enum"], _pointer(pointer, "enum")
+        integer = schema.get("type") in ("integer", ["integer"])
+        kept = [_integral(v) if integer else v for v in values if _admits(schema, v)]
+        if not kept:
+            raise SchemaError("no 'enum'/'const' value satisfies the rest of the schema", where)
+        return LiteralsNode.of(kept)
 
     def _type(self, schema: dict[str, Any], pointer: str) -> str | None:
         if "type" not in schema:
@@ -166,53 +221,33 @@ class _Compiler:
             if len(value) == 1 and isinstance(value[0], str):
                 value = value[0]
             else:
-                raise UnsupportedSchemaError(
-                    "type", _pointer(pointer, "type"), f"union types {value!r} are not supported yet"
-                )
+                raise UnsupportedSchemaError("type", pointer, f"union types {value!r} are not supported yet")
         if not isinstance(value, str) or value not in _TYPE_KEYWORDS:
             raise SchemaError(f"unknown type {value!r}", _pointer(pointer, "type"))
         return value
 
-    def _literals(self, schema: dict[str, Any], type_name: str | None, pointer: str) -> LiteralsNode:
-        if "const" in schema:
-            values = [schema["const"]]
-            where = _pointer(pointer, "const")
-            if "enum" in schema:
-                values = [v for v in values if any(_json_equal(v, e) for e in schema["enum"])]
-        else:
-            where = _pointer(pointer, "enum")
-            values = schema["enum"]
-            if not isinstance(values, list):
-                raise SchemaError("'enum' must be an array", where)
-        if type_name is not None:
-            values = [v for v in values if _matches_type(v, type_name)]
-        texts: list[bytes] = []
-        for value in values:
-            if isinstance(value, float) and not math.isfinite(value):
-                raise SchemaError(f"{value!r} is not a JSON value", where)
-            text = json_text(value)
-            if text not in texts:
-                texts.append(text)
-        if not texts:
-            raise SchemaError("no value satisfies 'enum'/'const' together with 'type'", where)
-        return LiteralsNode(tuple(texts))
-
-    def _object(self, schema: dict[str, Any], pointer: str) -> ObjectNode:
-        properties = schema.get("properties", {})
-        if not isinstance(properties, dict):
-            raise SchemaError("'properties' must be an object", _pointer(pointer, "properties"))
+    def _required(self, schema: dict[str, Any], pointer: str) -> list[str]:
         required = schema.get("required", [])
         if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
             raise SchemaError("'required' must be an array of strings", _pointer(pointer, "required"))
         if len(set(required)) != len(required):
             raise SchemaError("'required' has duplicate keys", _pointer(pointer, "required"))
+        return required
+
+    def _object(self, schema: dict[str, Any], pointer: str) -> ObjectNode:
+        properties = schema.get("properties", {})
+        if not isinstance(properties, dict):
+            raise SchemaError("'properties' must be an object", _pointer(pointer, "properties"))
+        required = self._required(schema, pointer)
         additional = schema.get("additionalProperties", True)
         if not isinstance(additional, bool):
             raise UnsupportedSchemaError(
                 "additionalProperties", pointer, "only boolean values are supported (no extra key is ever emitted)"
             )
+        # Keys that are not required are never emitted, so a 'false' subschema there is satisfied.
         compiled = {
-            key: self.compile(sub, _pointer(_pointer(pointer, "properties"), key)) for key, sub in properties.items()
+            key: self.compile(sub, _pointer(_pointer(pointer, "properties"), key))
+            for key, sub in properties.items() if sub is not False or key in required
         }
         values = []
         for index, key in enumerate(required):
@@ -220,11 +255,12 @@ class _Compiler:
                 if additional is False:
                     raise SchemaError(f"required key {key!r} is forbidden by additionalProperties: false", pointer)
                 raise UnsupportedSchemaError(
-                    "required", _pointer(_pointer(pointer, "required"), index),
-                    f"required key {key!r} has no schema in 'properties' (any-JSON values are not supported yet)",
+                    "required", pointer,
+                    f"required key {key!r} (index {index}) has no schema in 'properties' "
+                    "(any-JSON values are not supported yet)",
                 )
             values.append(compiled[key])
-        return ObjectNode(tuple(json_text(k) for k in required), tuple(values))
+        return ObjectNode(tuple(LiteralsNode.of([k]) for k in required), tuple(values))
 
     def _array(self, schema: dict[str, Any], pointer: str) -> ArrayNode:
         min_items = _non_negative_int(schema, "minItems", pointer) or 0
@@ -239,7 +275,7 @@ class _Compiler:
             )
         items = schema["items"]
         if isinstance(items, list):
-            raise UnsupportedSchemaError("items", _pointer(pointer, "items"), "array form of 'items' (use prefixItems)")
+            raise UnsupportedSchemaError("items", pointer, "array form of 'items' (use prefixItems)")
         item_pointer = _pointer(pointer, "items")
         if items is False:
             if min_items > 0:
@@ -249,9 +285,56 @@ class _Compiler:
 
 
 def _json_equal(a: Any, b: Any) -> bool:
+    """JSON Schema equality: numbers by value (1 == 1.0), booleans never equal to numbers, at any
+    depth."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    return bool(a == b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _admits(schema: Any, value: Any) -> bool:
+    """JSON Schema validation of ``value`` by the keywords this module supports (callers have
+    checked that no other keyword is present). Used to filter enum/const values."""
+    if isinstance(schema, bool):
+        return schema
+    type_name = schema.get("type")
+    if isinstance(type_name, list):
+        type_name = type_name[0] if len(type_name) == 1 else None
+    if type_name is not None and not _matches_type(value, type_name):
+        return False
+    if "const" in schema and not _json_equal(value, schema["const"]):
+        return False
+    if "enum" in schema and not any(_json_equal(value, e) for e in schema["enum"]):
+        return False
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        if any(key not in value for key in schema.get("required", [])):
+            return False
+        for key, item in value.items():
+            if key in properties:
+                if not _admits(properties[key], item):
+                    return False
+            elif schema.get("additionalProperties", True) is False:
+                return False
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
+            return False
+        if "items" in schema and not all(_admits(schema["items"], item) for item in value):
+            return False
+    return True
+
+
+def _integral(value: Any) -> Any:
+    """An integral float as an int, so an ``integer`` literal carries no fraction or exponent."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:

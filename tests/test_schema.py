@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import grammar_decode as gd
@@ -16,9 +18,9 @@ UNSUPPORTED = [
     ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "#/x"}}}}, "$ref",
      "/items/properties/x~1y"),
     ({"anyOf": [{"type": "string"}]}, "anyOf", ""),
-    ({"type": ["string", "null"]}, "type", "/type"),
+    ({"type": ["string", "null"]}, "type", ""),
     ({"type": "array"}, "items", ""),
-    ({"type": "object", "required": ["a"]}, "required", "/required/0"),
+    ({"type": "object", "required": ["a"]}, "required", ""),
     ({"properties": {"a": {"type": "string"}}}, "type", ""),
     ({"type": "object", "additionalProperties": {"type": "string"}}, "additionalProperties", ""),
     ({"type": "object", "properties": {"a": True}, "required": ["a"]}, "true", "/properties/a"),
@@ -72,15 +74,69 @@ def test_annotations_are_accepted() -> None:
 
 
 def test_enum_is_filtered_by_type() -> None:
-    grammar = gd.compile_json_schema({"type": "integer", "enum": [1, "1", True, 2.0, 2.5]})
-    assert grammar.accepts("1") and grammar.accepts("2.0")
+    grammar = gd.compile_json_schema({"type": "integer", "enum": [1, "1", True, 2.0, 2.5, 1e20]})
+    assert grammar.accepts("1") and grammar.accepts("2") and grammar.accepts("100000000000000000000")
+    assert not grammar.accepts("2.0"), "an integer literal carries no fraction"
     assert not grammar.accepts('"1"') and not grammar.accepts("true") and not grammar.accepts("2.5")
 
 
-def test_const_with_non_ascii_is_emitted_as_utf8() -> None:
+SIBLINGS = [  # enum/const never bypass the keywords beside them (each was once accepted)
+    ({"type": "array", "maxItems": 1, "const": [1, 2]}, None),
+    ({"type": "array", "items": {"type": "string"}, "enum": [[1], ["a"]]}, '["a"]'),
+    ({"minItems": 3, "enum": [[1], [1, 2, 3]]}, "[1,2,3]"),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"],
+      "enum": [{"a": 1}, {"a": "x", "b": 0}]}, '{"a":"x","b":0}'),
+    ({"enum": [[1, 2], []], "items": False}, "[]"),
+    ({"const": {"a": 1}, "enum": [{"a": True}]}, None),
+    ({"const": [0], "enum": [[False]]}, None),
+    ({"enum": [{"a": 1}], "additionalProperties": False, "properties": {"b": {"type": "string"}}}, None),
+]
+
+
+@pytest.mark.parametrize("schema,only", SIBLINGS)
+def test_enum_and_const_respect_sibling_keywords(schema: dict, only: str | None) -> None:
+    if only is None:
+        with pytest.raises(gd.SchemaError, match="no 'enum'/'const' value"):
+            gd.compile_json_schema(schema)
+        return
+    grammar = gd.compile_json_schema(schema)
+    assert grammar.accepts(only)
+    assert grammar.node.compact == (only.encode(),)
+
+
+def test_literal_spellings_follow_json_dumps() -> None:
+    schema = {"type": "object", "properties": {"c": {"const": [1, 2]}, "é": {"enum": ["ü"]}}, "required": ["c", "é"]}
+    flexible = gd.compile_json_schema(schema)
+    compact = gd.compile_json_schema(schema, whitespace="compact")
+    value = {"c": [1, 2], "é": "ü"}
+    for ensure_ascii in (True, False):
+        assert flexible.accepts(json.dumps(value, ensure_ascii=ensure_ascii))
+        assert compact.accepts(json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":")))
+        assert not compact.accepts(json.dumps(value, ensure_ascii=ensure_ascii))
+    assert not flexible.accepts('{"c":[1 ,2],"é":"ü"}'), "only the spellings json.dumps writes"
+
+
+def test_unwritable_literals_raise_schema_errors() -> None:
+    with pytest.raises(gd.SchemaError):
+        gd.compile_json_schema({"const": "\ud800"})
+    with pytest.raises(gd.SchemaError):
+        gd.compile_json_schema({"enum": [10 ** 5000]})
+    with pytest.raises(gd.SchemaError):
+        gd.compile_json_schema({"enum": [1], "minItems": "abc"})
+
+
+def test_false_subschema_of_an_optional_key_is_allowed() -> None:
+    grammar = gd.compile_json_schema({"type": "object", "properties": {"x": False}})
+    assert grammar.accepts("{}")
+    with pytest.raises(gd.SchemaError):
+        gd.compile_json_schema({"type": "object", "properties": {"x": False}, "required": ["x"]})
+
+
+def test_const_with_non_ascii_has_both_json_dumps_spellings() -> None:
     grammar = gd.compile_json_schema({"const": "café"})
-    assert grammar.accepts('"café"')
-    assert not grammar.accepts('"caf\\u00e9"')
+    assert grammar.accepts('"café"') and grammar.accepts('"caf\\u00e9"')
+    assert not grammar.accepts('"caf\\u00E9"'), "only the spellings json.dumps writes"
+    assert grammar.automaton.completion(grammar.automaton.initial) == '"café"'.encode()
 
 
 def test_empty_object_and_empty_array_forms() -> None:

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
 
 # llama.cpp token types (tokenizer.ggml.token_type)
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
-_SPECIAL_TYPES = (_UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED)
+_SPECIAL_TYPES = (_UNKNOWN, _CONTROL, _UNUSED)
+#: Texts of control or user-defined tokens that end a turn or a document; llama.cpp treats them
+#: as end-of-generation, so they are EOS here too (and never allowed inside a document).
+END_OF_GENERATION_TEXTS = frozenset({
+    b"</s>", b"<|endoftext|>", b"<|end_of_text|>", b"<|eot_id|>", b"<|eom_id|>", b"<|im_end|>",
+    b"<|end|>", b"<end_of_turn>", b"<turn|>", b"<EOT>", b"_<EOT>", b"<end_of_utterance>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>".encode("utf-8"),
+})
 _BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
 _SPM_SPACE = "\u2581".encode("utf-8")
 
@@ -163,21 +170,24 @@ class Vocabulary:
         return vocabulary_from_tiktoken(encoding, None if eos_token_ids is None else list(eos_token_ids))
 
     @classmethod
-    def from_hf(cls, tokenizer: Any) -> "Vocabulary":
+    def from_hf(cls, tokenizer: Any, eos_token_ids: Iterable[int] | int | None = None) -> "Vocabulary":
         """From a Hugging Face tokenizer (``transformers`` or ``tokenizers``), exact to the byte
-        (see ``grammar_decode.integrations.hf``)."""
+        (see ``grammar_decode.integrations.hf``). ``eos_token_ids`` adds end ids beyond the
+        tokenizer's own (e.g. from a generation config)."""
         from .integrations.hf import vocabulary_from_hf
 
-        return vocabulary_from_hf(tokenizer)
+        return vocabulary_from_hf(tokenizer, eos_token_ids=eos_token_ids)
 
     @classmethod
     def from_gguf(cls, path: str | Path) -> "Vocabulary":
         """Read ``tokenizer.ggml.*`` from a GGUF file (vocabulary-only files work).
 
         Supports ``tokenizer.ggml.model`` ``gpt2`` (byte-level BPE) and SentencePiece-style
-        models (``llama``, ``gemma*``: ``▁`` is a space, ``<0xNN>`` is one byte). Token types
-        unknown, control, user-defined and unused are special (never allowed); EOS comes from
-        ``eos_token_id`` plus ``eot_token_id``/``eom_token_id`` when present.
+        models (``llama``, ``gemma*``: ``▁`` is a space, ``<0xNN>`` is one byte). As in llama.cpp:
+        unknown, control and unused tokens are special (never allowed); user-defined tokens are
+        text (Gemma 3 spells ``\\n`` and HTML tags that way) and stand for their raw bytes. EOS
+        is ``eos_token_id`` plus ``eot_token_id``/``eom_token_id`` and the control or
+        user-defined tokens named like an end of turn (``END_OF_GENERATION_TEXTS``).
         """
         from ._gguf import read_metadata
 
@@ -198,10 +208,12 @@ class Vocabulary:
             tokens = _decode_sentencepiece(raw_tokens, types)
         else:
             raise VocabularyError(f"{path}: tokenizer model {model!r} is not supported")
-        special = np.flatnonzero(np.isin(types, _SPECIAL_TYPES)).tolist()
         eos = [meta[k] for k in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
                                  "tokenizer.ggml.eom_token_id") if k in meta]
-        return cls(tokens, eos_token_ids=eos, special_token_ids=special)
+        named = np.isin(types, (_CONTROL, _USER_DEFINED))
+        eos += [i for i in np.flatnonzero(named).tolist() if raw_tokens[i] in END_OF_GENERATION_TEXTS]
+        special = set(np.flatnonzero(np.isin(types, _SPECIAL_TYPES)).tolist()) | set(eos)
+        return cls(tokens, eos_token_ids=eos, special_token_ids=sorted(special))
 
 
 def _decode_byte_level(raw_tokens: list[bytes], types: np.ndarray) -> list[bytes]:

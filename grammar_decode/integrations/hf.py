@@ -34,7 +34,7 @@ import re
 from typing import Any, Callable, Iterable, Union
 
 from ..errors import VocabularyError
-from ..vocab import Vocabulary, gpt2_unicode_to_bytes
+from ..vocab import END_OF_GENERATION_TEXTS, Vocabulary, gpt2_unicode_to_bytes
 
 _Piece = Union[str, bytes]
 _Step = Callable[[_Piece], _Piece]
@@ -51,7 +51,9 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
         tokenizer: a ``transformers`` tokenizer backed by ``tokenizers`` (it has
             ``backend_tokenizer``), or a ``tokenizers.Tokenizer``.
         eos_token_ids: extra EOS ids, e.g. a generation config's ``eos_token_id`` (an int or a
-            list). EOS = ``tokenizer.eos_token_id`` (when the tokenizer has one) plus these.
+            list). EOS = ``tokenizer.eos_token_id`` (when the tokenizer has one), the added
+            tokens named like an end of turn (``vocab.END_OF_GENERATION_TEXTS``, as llama.cpp
+            does), plus these.
 
     The vocabulary spans every id the tokenizer defines (model vocabulary and added tokens). Logits
     wider than that (padding columns) are masked by the masker. O(vocabulary size).
@@ -63,9 +65,12 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
     spec = json.loads(backend.to_str())
     model = spec.get("model") or {}
     pieces, special = _model_pieces(model)
+    end_of_generation: set[int] = set()
     for added in spec.get("added_tokens") or []:
         token_id = int(added["id"])
         pieces[token_id] = added["content"]
+        if added["content"].encode("utf-8") in END_OF_GENERATION_TEXTS:
+            end_of_generation.add(token_id)  # as llama.cpp: an end of turn, whatever its flag
         if added.get("special"):
             special.add(token_id)
         else:
@@ -88,7 +93,8 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
         else:
             tokens.append(decode_piece(piece))
 
-    eos: set[int] = set()
+    eos: set[int] = set(end_of_generation)
+    special |= end_of_generation
     own = getattr(tokenizer, "eos_token_id", None)
     if isinstance(own, int) and own >= 0:
         eos.add(own)

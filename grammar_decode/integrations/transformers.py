@@ -22,9 +22,11 @@ whose history it extends, or replayed from the start. Call ``reset()`` (or make 
 before reusing one for another ``generate`` call; a call whose ``input_ids`` is not longer than the
 previous one, or has a different number of rows, starts over by itself.
 
-Masks are applied from a cache of torch bool tensors, one per cached automaton-state mask and
-device (the masker's masks are shared, read-only arrays), so a step costs one ``masked_fill`` over
-``(batch, width)`` plus a dict lookup per row.
+Masks are applied by index: per cached automaton-state mask (the masker's masks are shared,
+read-only arrays) and device, a cached tensor of the allowed ids (sparse masks: keep those, -inf
+elsewhere) or of the forbidden ids (dense masks, e.g. inside a string: set those to -inf), whichever
+is shorter. A step costs one clone of ``scores`` plus O(min(allowed, forbidden)) per row: about
+10–30 µs per 262,144-wide row on CPU, against 50–90 µs for a boolean ``masked_fill``/``where``.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ from ..errors import TokenRejected
 from ..grammar import CompiledGrammar, Matcher
 from ..vocab import Vocabulary
 
-#: Most cached mask tensors (one per distinct state mask and device; 262 KB each for Gemma).
-_CACHE_LIMIT = 512
+#: Most cached mask plans per cache (index tensors; one per distinct mask / (state, tokens left)).
+_CACHE_LIMIT = 2048
 
 
 class JSONSchemaLogitsProcessor(LogitsProcessor):
@@ -77,13 +79,14 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
             raise ValueError("the vocabulary has no EOS id: a finished document could never stop")
         if max_new_tokens is not None and max_new_tokens < 1:
             raise ValueError("max_new_tokens must be >= 1")
-        self.vocab = vocab
+        self.vocab = vocab.prepare()  # trie and string slice now, not inside the first step
         self.max_new_tokens = max_new_tokens
         self._eos = np.array(vocab.eos_token_ids, dtype=np.int64)
         self._eos_only = np.zeros(len(vocab), dtype=bool)
         self._eos_only[self._eos] = True
         self._eos_only.flags.writeable = False
-        self._tensors: dict[tuple[int, int, str], tuple[np.ndarray, torch.Tensor]] = {}
+        self._plans: dict[tuple[int, int, str], tuple[np.ndarray, tuple[bool, torch.Tensor]]] = {}
+        self._row_plans: dict[tuple[Any, ...], tuple[bool, torch.Tensor]] = {}
         self.mask_seconds = 0.0
         self.calls = 0
         self.reset()
@@ -156,31 +159,53 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
 
     # -- masks ---------------------------------------------------------------------------------
 
-    def _row_mask(self, row: int) -> np.ndarray:
+    def _row_plan(self, row: int, width: int, device: torch.device) -> tuple[bool, torch.Tensor]:
+        """The cached plan for row ``row``: keyed by (grammar, automaton state, tokens left),
+        so a warm step touches neither the masker nor numpy."""
         matcher = self.matchers[row]
+        remaining = None if self.max_new_tokens is None else self.max_new_tokens - len(self._history[row])
+        key: tuple[Any, ...]
         if matcher.terminated:
-            return self._eos_only
-        if self.max_new_tokens is None:
-            return matcher.mask()
-        remaining = self.max_new_tokens - len(self._history[row])
-        return matcher.budget_mask(remaining)
+            key = (None, None, None, width, str(device))
+        else:
+            key = (matcher.grammar, matcher.state, remaining, width, str(device))
+        plan = self._row_plans.get(key)
+        if plan is None:
+            if matcher.terminated:
+                mask, shared = self._eos_only, True
+            elif remaining is None:
+                mask, shared = matcher.mask(), True
+            else:
+                mask = matcher.budget_mask(remaining)
+                shared = mask is matcher.mask()
+            plan = self._plan(mask, width, device, shared)
+            if len(self._row_plans) >= _CACHE_LIMIT:
+                self._row_plans.clear()
+            self._row_plans[key] = plan
+        return plan
 
-    def _forbidden(self, mask: np.ndarray, width: int, device: torch.device) -> torch.Tensor:
-        """Bool tensor of ``width``: True where the token is NOT allowed (padding columns too).
-        Cached for the masker's shared (read-only) masks; built on the fly for one-off masks."""
+    def _plan(self, mask: np.ndarray, width: int, device: torch.device, shared: bool) -> tuple[bool, torch.Tensor]:
+        """How to apply ``mask`` to a row of ``width`` scores: ``(True, ids)`` = keep only these
+        ids (the rest -inf), ``(False, ids)`` = set these ids to -inf — whichever list is shorter
+        (padding columns at or past ``len(vocab)`` always count as forbidden). Plans of the
+        masker's shared masks are also cached by mask identity (many keys share one mask)."""
         key = (id(mask), width, str(device))
-        hit = self._tensors.get(key)
-        if hit is not None and hit[0] is mask:
-            return hit[1]
-        forbidden = np.ones(width, dtype=bool)
+        if shared:
+            hit = self._plans.get(key)
+            if hit is not None and hit[0] is mask:
+                return hit[1]
         n = min(width, len(mask))
-        np.logical_not(mask[:n], out=forbidden[:n])
-        tensor = torch.from_numpy(forbidden).to(device)
-        if not mask.flags.writeable:  # shared cache entries live as long as the masker: cache them
-            if len(self._tensors) >= _CACHE_LIMIT:
-                self._tensors.clear()
-            self._tensors[key] = (mask, tensor)
-        return tensor
+        allowed = np.flatnonzero(mask[:n])
+        if len(allowed) <= width - len(allowed):
+            plan = (True, torch.from_numpy(allowed).to(device))
+        else:
+            forbidden = np.concatenate([np.flatnonzero(~mask[:n]), np.arange(n, width)])
+            plan = (False, torch.from_numpy(forbidden).to(device))
+        if shared:  # the masker's cached masks live as long as the masker: pin them
+            if len(self._plans) >= _CACHE_LIMIT:
+                self._plans.clear()
+            self._plans[key] = (mask, plan)
+        return plan
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         started = time.perf_counter()
@@ -192,9 +217,16 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
             self._sync(input_ids)
         self._last_len = length
         width = int(scores.shape[-1])
-        forbidden = [self._forbidden(self._row_mask(r), width, scores.device) for r in range(rows)]
-        block = forbidden[0].unsqueeze(0) if rows == 1 else torch.stack(forbidden)
-        out = scores.masked_fill(block, float("-inf"))
+        out = scores.clone()
+        for row in range(rows):
+            keep, ids = self._row_plan(row, width, scores.device)
+            target = out[row]
+            if keep:
+                kept = scores[row].index_select(0, ids)
+                target.fill_(float("-inf"))
+                target.index_copy_(0, ids, kept)
+            else:
+                target.index_fill_(0, ids, float("-inf"))
         self.mask_seconds += time.perf_counter() - started
         self.calls += 1
         return out

@@ -1,0 +1,94 @@
+"""The real model end to end through llama-cpp-python: Gemma 3 270M (Q4_K_M GGUF) on the CPU."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+
+import numpy as np
+import pytest
+
+import llama_cpp  # noqa: E402
+
+import grammar_decode as gd  # noqa: E402
+from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
+from grammar_decode.integrations.llama_cpp import (  # noqa: E402
+    JSONSchemaLogitsProcessor,
+    LlamaLogits,
+    vocabulary_from_llama,
+)
+
+from conftest import MEASUREMENTS, PERSON, TAGS, validate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def llama() -> "llama_cpp.Llama":
+    return llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=1024, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def vocab(llama) -> gd.Vocabulary:
+    return vocabulary_from_llama(llama).prepare()
+
+
+def test_vocabulary_matches_llama_cpp_detokenizer(llama, vocab: gd.Vocabulary) -> None:
+    """Every ordinary token's bytes equal what llama.cpp itself renders for that id
+    (``llama_token_to_piece`` with a large buffer: ``Llama.detokenize`` truncates pieces longer
+    than 32 bytes to nothing)."""
+    model_vocab = llama_cpp.llama_model_get_vocab(llama.model)
+    buffer = ctypes.create_string_buffer(1024)
+
+    def piece(token_id: int) -> bytes:
+        length = llama_cpp.llama_token_to_piece(model_vocab, token_id, buffer, len(buffer), 0, False)
+        return buffer.raw[:length]
+
+    ordinary = np.flatnonzero(vocab.ordinary_mask()).tolist()
+    assert len(vocab) == llama.n_vocab() == 262144
+    assert len(ordinary) > 250_000
+    mismatched = [i for i in ordinary if piece(i) != vocab.token_bytes(i)]
+    assert mismatched == [], [(i, vocab.token_bytes(i)) for i in mismatched[:5]]
+    text = "Grüße, 世界! 🦙 {\"a\": [1, 2.5e-3]}\n\ttabs"
+    ids = llama.tokenize(text.encode(), add_bos=False, special=False)
+    assert vocab.decode(ids) == text.encode()
+
+
+@pytest.mark.parametrize("schema", [PERSON, MEASUREMENTS, TAGS], ids=["person", "measurements", "tags"])
+def test_constrained_generation_validates(llama, vocab: gd.Vocabulary, schema: dict) -> None:
+    grammar = gd.compile_json_schema(schema)
+    prompt = llama.tokenize(default_prompt(schema).encode(), add_bos=True)
+    for seed in range(2):
+        result = gd.generate(LlamaLogits(llama), grammar, vocab, max_tokens=96, temperature=1.0, seed=seed,
+                             prompt_ids=prompt)
+        assert result.stop_reason in ("eos", "complete"), result
+        validate(schema, json.loads(result.data))
+
+
+def test_tight_budget_still_completes_with_the_real_model(llama, vocab: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(PERSON)
+    budget = grammar.min_completion_tokens(vocab)
+    prompt = llama.tokenize(b"Write a long biography: ", add_bos=True)
+    for seed in range(3):
+        result = gd.generate(LlamaLogits(llama), grammar, vocab, max_tokens=budget, seed=seed, prompt_ids=prompt)
+        assert result.stop_reason in ("eos", "complete")
+        assert len(result.token_ids) <= budget
+        validate(PERSON, json.loads(result.data))
+
+
+def test_logits_processor_inside_create_completion(llama, vocab: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(TAGS)
+    processor = JSONSchemaLogitsProcessor(grammar, vocab, max_tokens=48)
+    out = llama.create_completion(default_prompt(TAGS), max_tokens=48, temperature=0.8, seed=3,
+                                  logits_processor=llama_cpp.LogitsProcessorList([processor]))
+    text = out["choices"][0]["text"]
+    assert grammar.accepts(text.encode()), text
+    validate(TAGS, json.loads(text))
+
+
+def test_gguf_reader_agrees_with_llama_cpp_on_the_model(llama, vocab: gd.Vocabulary) -> None:
+    """Vocabulary.from_gguf (no llama.cpp involved) classifies and spells every token as llama.cpp
+    does: same ordinary ids, same bytes for them, same end-of-generation ids."""
+    from_file = gd.Vocabulary.from_gguf(llama.model_path)
+    assert np.array_equal(from_file.ordinary_mask(), vocab.ordinary_mask())
+    ordinary = np.flatnonzero(vocab.ordinary_mask()).tolist()
+    assert all(from_file.token_bytes(i) == vocab.token_bytes(i) for i in ordinary)
+    assert from_file.eos_token_ids == vocab.eos_token_ids == (1, 106, 212)

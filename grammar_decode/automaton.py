@@ -544,7 +544,8 @@ class Automaton:
         return all(kinds[f[0]].finishable(f) for f in state[1:])
 
     def min_bytes(self, state: State) -> int:
-        """Fewest bytes that turn ``state`` into a complete document. O(stack depth).
+        """Fewest bytes that turn ``state`` into a complete document: ``len(completion(state))``,
+        O(its length).
 
         Exact: frames complete independently (a parent's remainder does not depend on how its
         child finished), so the sum of per-frame remainders is the length of a shortest completion.

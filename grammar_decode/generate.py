@@ -56,17 +56,19 @@ def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    """Greedy for temperature 0, else softmax sampling over the finite entries (one exp and one
-    cumulative sum over them, O(allowed))."""
+    """Greedy for temperature 0, else softmax sampling over the entries above -inf (one exp and
+    one cumulative sum over them, O(allowed)). ``+inf`` entries, if any, share all the mass."""
     if temperature <= 0:
         return int(np.argmax(logits))
-    finite = np.flatnonzero(np.isfinite(logits))
-    scaled = logits[finite].astype(np.float64)
-    scaled -= scaled.max()
-    weights = np.exp(scaled / temperature)
-    cumulative = np.cumsum(weights)
+    candidates = np.flatnonzero(logits > -np.inf)
+    values = logits[candidates].astype(np.float64)
+    certain = np.isposinf(values)
+    if certain.any():
+        candidates, values = candidates[certain], np.zeros(int(certain.sum()))
+    values -= values.max()
+    cumulative = np.cumsum(np.exp(values / temperature))
     pick = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
-    return int(finite[min(pick, len(finite) - 1)])
+    return int(candidates[min(pick, len(candidates) - 1)])
 
 
 def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *, max_tokens: int = 256,
@@ -105,12 +107,14 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
             stop = COMPLETE
             break
         logits = np.asarray(logits_fn(ids))
+        if logits.ndim != 1 or logits.shape[0] < len(vocab):
+            raise ValueError(f"logits_fn returned shape {logits.shape}; expected 1-D of width >= {len(vocab)}")
         t0 = time.perf_counter()
         masked = apply_mask(logits, mask)
         mask_seconds += time.perf_counter() - t0
-        if not np.isfinite(masked).any():  # pragma: no cover - no dead states exist
-            stop = MASK_VIOLATION
-            break
+        if not (masked > -np.inf).any():
+            # the model puts no weight on any legal token: the grammar still decides, uniformly
+            masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
         token = sample(masked, temperature, rng)
         try:
             matcher.advance(token)

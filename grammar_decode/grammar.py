@@ -38,7 +38,8 @@ class CompiledGrammar:
         return f"CompiledGrammar({self.node!r}, whitespace={self.whitespace!r})"
 
     def _state_after(self, doc: Union[str, bytes]) -> State | None:
-        data = doc.encode("utf-8") if isinstance(doc, str) else bytes(doc)
+        # surrogatepass: a lone surrogate becomes bytes the automaton rejects, instead of an error
+        data = doc.encode("utf-8", "surrogatepass") if isinstance(doc, str) else bytes(doc)
         return self.automaton.feed(self.automaton.initial, data)
 
     def accepts(self, doc: Union[str, bytes]) -> bool:
@@ -72,7 +73,7 @@ class CompiledGrammar:
 
     def matcher(self, vocab: Vocabulary) -> "Matcher":
         """A fresh matcher at the start of a document. O(1) after the vocabulary's trie exists."""
-        return Matcher(self, self.masker(vocab))
+        return Matcher(self, self.masker(vocab), vocab)
 
 
 class Matcher:
@@ -81,17 +82,17 @@ class Matcher:
     Cheap to create and to copy; all heavy state (trie, mask cache) is shared.
     """
 
-    def __init__(self, grammar: CompiledGrammar, masker: Masker) -> None:
+    def __init__(self, grammar: CompiledGrammar, masker: Masker, vocab: Vocabulary) -> None:
         self.grammar = grammar
         self._masker = masker
         self._automaton = grammar.automaton
-        self.vocab = masker.vocab
+        self.vocab = vocab  # a strong reference: the shared masker only holds a weak one
         self.state: State = self._automaton.initial
         self.terminated = False
         self._eos = frozenset(self.vocab.eos_token_ids)
 
     def copy(self) -> "Matcher":
-        twin = Matcher(self.grammar, self._masker)
+        twin = Matcher(self.grammar, self._masker, self.vocab)
         twin.state, twin.terminated = self.state, self.terminated
         return twin
 

@@ -12,6 +12,7 @@ set. Ids at or past ``len(vocab)`` (padding columns of the logits) are never all
 
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -56,7 +57,9 @@ class Masker:
 
     def __init__(self, automaton: Automaton, vocab: Vocabulary) -> None:
         self.automaton = automaton
-        self.vocab = vocab
+        # A proxy: grammars keep their maskers in a WeakKeyDictionary keyed by the vocabulary,
+        # so a strong reference here would keep every vocabulary alive as long as the grammar.
+        self.vocab: Vocabulary = weakref.proxy(vocab)
         self.trie = vocab.trie
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self._cache: dict[State, _Entry] = {}
@@ -198,10 +201,14 @@ class Masker:
 
         When the budget is already too small (``finish_tokens(state) > remaining_tokens``), the
         mask keeps the tokens that make the most progress towards closing (successors needing at
-        most ``finish_tokens(state) - 1`` tokens), which is never empty either.
+        most ``finish_tokens(state) - 1`` tokens), which is never empty either. A vocabulary that
+        cannot spell the canonical completion at all (no single-byte tokens) gets the plain mask.
         """
         entry = self._entry(state)
-        budget = max(remaining_tokens - 1, self.finish_tokens(state) - 1)
+        here = self.finish_tokens(state)
+        if here >= UNREACHABLE:
+            return entry.mask  # this vocabulary cannot spell the canonical completion: no narrowing
+        budget = max(remaining_tokens - 1, here - 1, 0)
         if self._bytes_bound_tokens and entry.max_next_min_bytes <= budget:
             return entry.mask
         costs = self.token_costs(state)

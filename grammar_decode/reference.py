@@ -43,7 +43,9 @@ def replay_budget_mask(automaton: Automaton, vocab: Vocabulary, state: State, re
         return 1 << 30 if count is None else count
 
     mask = replay_mask(automaton, vocab, state)
-    budget = max(remaining_tokens - 1, finish(state) - 1)
+    if finish(state) >= 1 << 30:
+        return mask
+    budget = max(remaining_tokens - 1, finish(state) - 1, 0)
     for token_id in np.flatnonzero(mask).tolist():
         if token_id in vocab.eos_token_ids:
             continue

@@ -63,9 +63,9 @@ class Vocabulary:
         n = len(self._tokens)
         if n == 0:
             raise VocabularyError("a vocabulary needs at least one token")
-        self.eos_token_ids: tuple[int, ...] = tuple(sorted({int(i) for i in eos_token_ids}))
-        self.special_token_ids: tuple[int, ...] = tuple(sorted({int(i) for i in special_token_ids}))
-        for token_id in self.eos_token_ids + self.special_token_ids:
+        self._eos: tuple[int, ...] = tuple(sorted({int(i) for i in eos_token_ids}))
+        self._special: tuple[int, ...] = tuple(sorted({int(i) for i in special_token_ids}))
+        for token_id in self._eos + self._special:
             if not 0 <= token_id < n:
                 raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
         self._trie: TokenTrie | None = None
@@ -76,6 +76,17 @@ class Vocabulary:
 
     def __len__(self) -> int:
         return len(self._tokens)
+
+    # Read-only: the trie and the string slice are built from them once.
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        """Ids that end generation; allowed exactly when the document is complete."""
+        return self._eos
+
+    @property
+    def special_token_ids(self) -> tuple[int, ...]:
+        """Ids never allowed inside a document (EOS ids may be among them)."""
+        return self._special
 
     def __repr__(self) -> str:
         return f"Vocabulary({len(self)} tokens, eos={list(self.eos_token_ids)})"

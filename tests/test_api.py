@@ -48,3 +48,27 @@ def test_accepts_bytes_and_str_alike() -> None:
     grammar = gd.compile_json_schema({"type": "string"})
     assert grammar.accepts('"é"') and grammar.accepts('"é"'.encode())
     assert not grammar.accepts('"é"'.encode("latin-1"))
+
+
+def test_vocabulary_ids_are_read_only_and_vocabularies_can_be_collected() -> None:
+    import gc
+    import weakref
+
+    vocab = gd.Vocabulary([b"[", b"]", b"1", b"<eos>"], eos_token_ids=[3], special_token_ids=[3])
+    try:
+        vocab.special_token_ids = (2,)  # type: ignore[misc]
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("special ids must not be reassignable: the trie was built from them")
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}})
+    assert grammar.matcher(vocab).mask().tolist() == [True, False, False, False]
+    ref = weakref.ref(vocab)
+    del vocab
+    gc.collect()
+    assert ref() is None, "a grammar must not keep a vocabulary alive"
+
+
+def test_lone_surrogates_are_rejected_not_raised() -> None:
+    grammar = gd.compile_json_schema({"type": "string"})
+    assert not grammar.accepts('"\ud800"') and not grammar.accepts_prefix('"\ud800')

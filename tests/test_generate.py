@@ -131,3 +131,30 @@ def test_sampling_follows_the_softmax_over_allowed_tokens() -> None:
     assert draws[0] == draws[3] == 0
     assert 0.70 < draws[2] / 4000 < 0.80  # expected 0.75
     assert sample(logits, 0.0, rng) == 2
+
+
+def test_sampling_edge_cases(gpt2: gd.Vocabulary) -> None:
+    from grammar_decode.generate import sample
+
+    rng = np.random.default_rng(0)
+    assert sample(np.array([0.0, np.inf, 5.0, -np.inf]), 1.0, rng) == 1, "+inf is certain"
+    grammar = gd.compile_json_schema(TAGS)
+    hostile = gd.generate(lambda ids: np.full(len(gpt2), -np.inf), grammar, gpt2, max_tokens=20, seed=0)
+    assert hostile.stop_reason in ("eos", "complete") and grammar.accepts(hostile.data)
+    with pytest.raises(ValueError, match="logits_fn returned"):
+        gd.generate(lambda ids: np.zeros(10), grammar, gpt2, max_tokens=5)
+
+
+def test_budget_mask_edge_cases() -> None:
+    grammar = gd.compile_json_schema({"type": "integer"})
+    vocab = gd.Vocabulary([bytes([b]) for b in range(256)] + [b"<eos>"], eos_token_ids=[256])
+    matcher = grammar.matcher(vocab)
+    matcher.advance(ord("7"))
+    assert matcher.budget_mask(0)[256], "a complete document may always end"
+    # a vocabulary that cannot spell the canonical completion gets the plain mask, never an empty one
+    sparse = gd.Vocabulary([b'"', b"\xe2", b"\x82", b"\xac", b"<eos>"], eos_token_ids=[4])
+    strings = gd.compile_json_schema({"type": "string"})
+    m = strings.matcher(sparse)
+    m.advance(0)
+    m.advance(1)
+    assert np.array_equal(m.budget_mask(5), m.mask()) and m.mask().any()

@@ -5,6 +5,7 @@ Run from the repository root::
 
     python bench/benchmark.py            # full run, well under a minute on two cores
     python bench/benchmark.py --quick    # fewer repeats
+    python bench/benchmark.py --model    # instead: the real-model conformance benchmark (bench/conformance.py)
 
 Sections, per vocabulary:
 
@@ -534,11 +535,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="seed of the random-logits document")
     parser.add_argument("--max-tokens", type=int, default=128, help="token budget of the document")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="where to write the JSON")
+    parser.add_argument("--model", nargs="?", const="default", metavar="GGUF",
+                        help="run the real-model conformance benchmark instead (bench/conformance.py; without "
+                             "GGUF: the embedded Gemma 3 270M); its options: python bench/conformance.py --help")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run every section, print the tables, write the JSON."""
+    """Run every section, print the tables, write the JSON. With ``--model``, run the real-model
+    conformance benchmark (``bench/conformance.py``, which takes every option) instead."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a == "--model" or a.startswith("--model=") for a in argv):
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import conformance
+
+        return conformance.main(argv)
     args = parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     names = [n.strip() for n in args.vocabs.split(",") if n.strip()]

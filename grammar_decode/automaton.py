@@ -36,9 +36,15 @@ State = tuple  # tuple[Frame, ...]: innermost frame last
 
 WHITESPACE = frozenset(b" \t\n\r")
 
+#: Most digits before the fraction, for ``integer`` and ``number``. Twenty digits hold every 64-bit
+#: integer, signed or not; the cap keeps every accepted number finite as a double and within
+#: Python's 4,300-digit limit for ``json.loads``, and stops a model from spending its budget on
+#: an endless run of digits.
+INTEGER_DIGITS_MAX = 20
+
 #: Most exponent digits a ``number`` may carry. Two, not three: ``1e999`` is valid JSON syntax but
 #: ``float("1e999")`` is ``inf``, which is not a number any consumer wants. With at most two exponent
-#: digits, every number whose integer part has fewer than 209 digits is a finite double.
+#: digits (and ``INTEGER_DIGITS_MAX`` before the point), every accepted number is a finite double.
 EXPONENT_DIGITS_MAX = 2
 
 _DONE = "done"
@@ -338,7 +344,8 @@ def _hex(byte: int) -> int | None:
 
 
 class _Number(_Kind):
-    """Frame ``(idx, phase, exponent_digits)``; RFC 8259 number grammar, no leading zeros."""
+    """Frame ``(idx, phase, digits)``: digits of the integer part (phase INT) or of the exponent
+    (phase EXP). RFC 8259 number grammar, no leading zeros, both digit runs capped."""
 
     START, SIGN, ZERO, INT, FRAC0, FRAC, EXP0, EXP_SIGN, EXP = range(9)
     _FINISHABLE = frozenset({ZERO, INT, FRAC, EXP})
@@ -363,10 +370,11 @@ class _Number(_Kind):
                 return (idx, self.SIGN, 0)
             if byte == 0x30:
                 return (idx, self.ZERO, 0)
-            return (idx, self.INT, 0) if is_digit else None
+            return (idx, self.INT, 1) if is_digit else None
         if phase in (self.ZERO, self.INT):
             if is_digit and phase == self.INT:
-                return frame
+                # the digit count is exact in the key: INTEGER_DIGITS_MAX is its only threshold
+                return (idx, self.INT, digits + 1) if digits < INTEGER_DIGITS_MAX else None
             if not self.integer:
                 if byte == 0x2E:
                     return (idx, self.FRAC0, 0)

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import grammar_decode as gd
 from conftest import SCHEMAS, validate
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX
+from grammar_decode.automaton import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 # ------------------------------------------------------------------------------------------------
 # budgets
@@ -142,7 +142,9 @@ def exponent_ok(x: float) -> bool:
 
 
 FLOATS = st.floats(allow_nan=False, allow_infinity=False).filter(exponent_ok)
-NUMBERS = st.one_of(st.integers(), FLOATS)
+#: integers the grammar writes: at most INTEGER_DIGITS_MAX digits
+INTEGERS = st.integers(-(10**INTEGER_DIGITS_MAX) + 1, 10**INTEGER_DIGITS_MAX - 1)
+NUMBERS = st.one_of(INTEGERS, FLOATS)
 KEYS = st.text(max_size=6)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), FLOATS, st.text(max_size=6))
 SCALAR_TYPES = ("string", "integer", "number", "boolean", "null")
@@ -230,7 +232,7 @@ def instances(schema: dict) -> st.SearchStrategy[Any]:
                         max_size=schema.get("maxItems", 3 + schema.get("minItems", 0)))
     return {
         "string": st.text(),
-        "integer": st.integers(),
+        "integer": INTEGERS,
         "number": NUMBERS,
         "boolean": st.booleans(),
         "null": st.none(),
@@ -253,7 +255,12 @@ def canonicalize(schema: dict, value: Any) -> Any:
 
 
 def numbers_ok(value: Any) -> bool:
-    """Every float inside ``value`` is finite with a short exponent."""
+    """Every number inside ``value`` is one the grammar writes: floats finite with a short
+    exponent, integers with at most INTEGER_DIGITS_MAX digits."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) < 10**INTEGER_DIGITS_MAX
     if isinstance(value, float):
         return exponent_ok(value)
     if isinstance(value, list):

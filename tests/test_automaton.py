@@ -7,7 +7,7 @@ import json
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX
+from grammar_decode.automaton import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 from conftest import ORDER, PERSON
 
@@ -130,11 +130,15 @@ def test_exponent_cap_is_enforced() -> None:
     assert not grammar.accepts_prefix("1e" + "9" * (EXPONENT_DIGITS_MAX + 1))
 
 
-def test_every_accepted_number_is_finite() -> None:
+def test_every_accepted_number_is_finite_and_loadable() -> None:
     grammar = gd.compile_json_schema({"type": "number"})
-    largest = "9" * 200 + ".9e+" + "9" * EXPONENT_DIGITS_MAX
-    assert grammar.accepts(largest)
+    largest = "9" * INTEGER_DIGITS_MAX + ".9e+" + "9" * EXPONENT_DIGITS_MAX
+    assert grammar.accepts(largest) and grammar.accepts("-" + largest)
     assert json.loads(largest) != float("inf")
+    assert not grammar.accepts_prefix("9" * (INTEGER_DIGITS_MAX + 1))
+    integer = gd.compile_json_schema({"type": "integer"})
+    assert integer.accepts(str(2**64 - 1)) and integer.accepts(str(-(2**63)))
+    assert not integer.accepts_prefix("1" * (INTEGER_DIGITS_MAX + 1))
 
 
 @pytest.mark.parametrize("name", list(TABLES))

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from documents import SLOW_OK, grammar_for, is_valid, literal_text
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX
+from grammar_decode.automaton import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 
 _HEX = "0123456789abcdefABCDEF"
@@ -82,12 +82,15 @@ _INTEGER_SYNTAX = re.compile(rb"-?(0|[1-9][0-9]*)")
 @given(text=NUMBER_TEXT, context=st.sampled_from(["top", "array", "object"]))
 def test_number_language_is_exact(kind: str, text: str, context: str) -> None:
     """A ``number`` is accepted iff it is strict JSON with at most EXPONENT_DIGITS_MAX exponent
-    digits (leading zeros count); an ``integer`` iff it also has no fraction and no exponent (the
+    digits (leading zeros count) and INTEGER_DIGITS_MAX digits before the point; an ``integer``
+    iff it also has no fraction and no exponent (the
     grammar takes the RFC 8259 integer syntax only, though the validator also admits ``1.0``)."""
     leaf = {"type": kind}
     raw = text.encode("ascii")
     exponent = re.search(rb"[eE][-+]?([0-9]*)$", raw)
-    short = exponent is None or len(exponent.group(1)) <= EXPONENT_DIGITS_MAX
+    integer_part = re.match(rb"-?([0-9]*)", raw)
+    short = (exponent is None or len(exponent.group(1)) <= EXPONENT_DIGITS_MAX) and (
+        integer_part is None or len(integer_part.group(1)) <= INTEGER_DIGITS_MAX)
     if context == "top":
         schema, doc = leaf, raw
     elif context == "array":
@@ -97,7 +100,7 @@ def test_number_language_is_exact(kind: str, text: str, context: str) -> None:
         doc = b'{"n":' + raw + b',"m":' + raw + b"}"
     valid = is_valid(schema, doc)
     if kind == "integer":
-        expected = valid and _INTEGER_SYNTAX.fullmatch(raw) is not None
+        expected = valid and short and _INTEGER_SYNTAX.fullmatch(raw) is not None
     else:
         expected = valid and short
     for whitespace in ("flexible", "compact"):

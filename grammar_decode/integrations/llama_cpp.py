@@ -44,24 +44,27 @@ def vocabulary_from_llama(llama: "llama_cpp.Llama") -> Vocabulary:
 
 
 class LlamaLogits:
-    """``logits_fn`` for ``grammar_decode.generate`` over a ``llama_cpp.Llama``: evaluates only the
-    tokens not yet in the model's context (the KV cache is reused) and returns the last
-    position's logits as a float32 view (valid until the next call)."""
+    """``logits_fn`` for ``grammar_decode.generate`` over a ``llama_cpp.Llama``.
+
+    Keeps whatever prefix of the requested ids the model's context already holds (the prompt of
+    the previous request, the tokens of this one) and evaluates only the rest, at least the last
+    token, whose logits it returns as a float32 view (valid until the next evaluation).
+    """
 
     def __init__(self, llama: "llama_cpp.Llama") -> None:
         self.llama = llama
-        self.llama.reset()
-        self._fed: list[int] = []
 
     def __call__(self, token_ids: Sequence[int]) -> np.ndarray:
-        ids = list(token_ids)
-        if ids[: len(self._fed)] != self._fed:
-            self.llama.reset()
-            self._fed = []
-        new = ids[len(self._fed):]
-        if new:
-            self.llama.eval(new)
-            self._fed.extend(new)
+        ids = np.asarray(token_ids, dtype=np.intc)
+        if len(ids) == 0:
+            raise ValueError("LlamaLogits needs at least one token (a BOS or a prompt)")
+        held = self.llama.input_ids[: self.llama.n_tokens]
+        shared = min(len(held), len(ids))
+        differ = np.flatnonzero(held[:shared] != ids[:shared])
+        common = int(differ[0]) if len(differ) else shared
+        keep = min(common, len(ids) - 1)  # the last token is always evaluated: its logits are needed
+        self.llama.n_tokens = keep  # Llama.eval drops the context past n_tokens
+        self.llama.eval(ids[keep:].tolist())
         pointer = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
         return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)),
                                      shape=(self.llama.n_vocab(),))

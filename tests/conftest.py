@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -35,45 +37,11 @@ def gemma() -> gd.Vocabulary:
     return load_vocab("gemma-4")
 
 
-# The founding write-up's three schema kinds plus nesting and enums.
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "age": {"type": "integer"},
-        "active": {"type": "boolean"},
-    },
-    "required": ["name", "age", "active"],
-}
-MEASUREMENTS = {
-    "type": "object",
-    "properties": {
-        "sensor": {"type": "string"},
-        "values": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 3},
-    },
-    "required": ["sensor", "values"],
-}
-TAGS = {"type": "array", "items": {"type": "string"}, "maxItems": 3}
-ORDER = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "integer"},
-        "status": {"enum": ["new", "paid", "shipped"]},
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
-                "required": ["sku", "qty"],
-            },
-            "minItems": 1,
-            "maxItems": 2,
-        },
-        "note": {"type": ["null"]},
-    },
-    "required": ["id", "status", "items", "note"],
-}
-SCHEMAS = {"person": PERSON, "measurements": MEASUREMENTS, "tags": TAGS, "order": ORDER}
+# The founding write-up's three schema kinds plus nesting and enums, shared with the benchmarks.
+SCHEMAS: dict[str, dict] = {name: schema for name, schema in json.loads(
+    (Path(__file__).resolve().parent.parent / "examples" / "schemas.json").read_text(encoding="utf-8")
+).items() if not name.startswith("$")}
+PERSON, MEASUREMENTS, TAGS, ORDER, EVENT = (SCHEMAS[n] for n in ("person", "measurements", "tags", "order", "event"))
 
 
 def validate(schema: dict, document: object) -> None:

@@ -234,3 +234,42 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
     def __repr__(self) -> str:
         grammars: Any = self._grammar if self._grammar is not None else f"{len(self._grammars or [])} grammars"
         return f"JSONSchemaLogitsProcessor({grammars}, {self.vocab!r}, max_new_tokens={self.max_new_tokens})"
+
+
+class TorchLogits:
+    """``logits_fn`` for ``grammar_decode.generate`` over a causal LM: feeds only the tokens not
+    yet in its cache (``past_key_values``) and returns the last position's logits as float32
+    numpy. A history that does not extend the cached one starts over."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self._past: Any = None
+        self._fed: list[int] = []
+
+    def __call__(self, token_ids: Sequence[int]) -> np.ndarray:
+        ids = [int(i) for i in token_ids]
+        if ids[: len(self._fed)] != self._fed or len(ids) == len(self._fed):
+            self._past, self._fed = None, []
+        new = ids[len(self._fed):]
+        with torch.no_grad():
+            out = self.model(input_ids=torch.tensor([new]), past_key_values=self._past, use_cache=True)
+        self._past, self._fed = out.past_key_values, ids
+        return out.logits[0, -1].float().numpy()
+
+
+def load_gguf_model(path: Any, prompt: str) -> tuple[Vocabulary, list[int], TorchLogits]:
+    """Load a GGUF model and its tokenizer with transformers (CPU, float32; offline), and return
+    its vocabulary, the prompt's ids (with BOS as the tokenizer adds it) and a ``logits_fn``."""
+    import os
+    from pathlib import Path
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = Path(path)
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    model.eval()
+    extra_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    vocab = Vocabulary.from_hf(tokenizer, eos_token_ids=extra_eos)
+    return vocab, list(tokenizer(prompt).input_ids), TorchLogits(model)

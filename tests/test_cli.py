@@ -1,0 +1,72 @@
+"""``grammar-decode generate`` end to end, as a user runs it (a subprocess, the real model)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import PERSON, validate
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "person.json"
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grammar_decode", "generate", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _messages(stderr: str) -> list[str]:
+    """stderr lines of our own (llama.cpp may print its own notices)."""
+    return [line for line in stderr.splitlines() if line.startswith("grammar-decode:") or "=" in line]
+
+
+def test_happy_path_on_the_default_model() -> None:
+    result = run_cli("--schema", str(EXAMPLE), "--prompt", "A software engineer's profile as JSON: ",
+                     "--seed", "3", "--max-tokens", "96")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    validate(json.loads(EXAMPLE.read_text()), document)
+    stats = [line for line in result.stderr.splitlines() if line.startswith("tokens=")]
+    assert len(stats) == 1 and "masking=" in stats[0] and "stop=" in stats[0] and "valid=yes" in stats[0]
+
+
+def test_schema_as_inline_json_and_compact_whitespace() -> None:
+    result = run_cli("--schema", json.dumps(PERSON), "--whitespace", "compact", "--seed", "1",
+                     "--temperature", "0.7")
+    assert result.returncode == 0, result.stderr
+    assert " " not in result.stdout.strip().replace('" ', "").split('"name":')[0]
+    validate(PERSON, json.loads(result.stdout))
+
+
+@pytest.mark.parametrize("schema,needle", [
+    ('{"type": "object", "properties": {', "invalid schema"),
+    ('{"type": "string", "pattern": "^a+$"}', "'pattern'"),
+    ('{"type": "array", "items": {"type": "string", "format": "email"}}', "'format'"),
+    ('{"type": "strin"}', "unknown type"),
+    ("/no/such/schema.json", "cannot read schema file"),
+])
+def test_bad_input_is_one_line_and_exit_2(schema: str, needle: str) -> None:
+    result = run_cli("--schema", schema, timeout=60)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("grammar-decode: error:") and needle in lines[0], lines
+
+
+def test_budget_below_the_shortest_document_exits_1() -> None:
+    result = run_cli("--schema", json.dumps(PERSON), "--max-tokens", "3", "--seed", "0")
+    assert result.returncode == 1
+    assert "stop=max_tokens" in result.stderr and "valid=no" in result.stderr
+
+
+def test_transformers_backend() -> None:
+    result = run_cli("--schema", '{"type": "array", "items": {"type": "integer"}, "maxItems": 3}',
+                     "--backend", "transformers", "--max-tokens", "12", "--seed", "0")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert isinstance(document, list) and len(document) <= 3
+    assert "backend=transformers" in result.stderr

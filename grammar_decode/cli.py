@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -78,7 +77,9 @@ def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], Log
         raise UsageError("the llama-cpp backend needs llama-cpp-python "
                          "(pip install 'grammar-decode[llama-cpp]')") from exc
     _progress(f"loading {model.name} with llama.cpp...")
-    llama = llama_cpp.Llama(model_path=str(model), n_ctx=2048, n_threads=os.cpu_count() or 1, verbose=False)
+    # llama-cpp-python's default thread count (half the cores): more threads spin against each other
+    # and slow down badly when anything else runs on the machine
+    llama = llama_cpp.Llama(model_path=str(model), n_ctx=2048, verbose=False)
     vocab = vocabulary_from_llama(llama)
     prompt_ids = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
     return vocab, prompt_ids, LlamaLogits(llama)

@@ -21,13 +21,17 @@ if TYPE_CHECKING:
 # llama.cpp token types (tokenizer.ggml.token_type)
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 _SPECIAL_TYPES = (_UNKNOWN, _CONTROL, _UNUSED)
-#: Texts of control or user-defined tokens that end a turn or a document; llama.cpp treats them
-#: as end-of-generation, so they are EOS here too (and never allowed inside a document).
-END_OF_GENERATION_TEXTS = frozenset({
-    b"</s>", b"<|endoftext|>", b"<|end_of_text|>", b"<|eot_id|>", b"<|eom_id|>", b"<|im_end|>",
-    b"<|end|>", b"<end_of_turn>", b"<turn|>", b"<EOT>", b"_<EOT>", b"<end_of_utterance>",
-    "<\uff5cend\u2581of\u2581sentence\uff5c>".encode("utf-8"),
-})
+#: Texts of tokens that end a turn or a document. llama.cpp recognises them by text, whatever
+#: their token type, and stops on them; so they are EOS here too (never allowed inside a document).
+END_OF_GENERATION_TEXTS = frozenset(t.encode("utf-8") for t in (
+    "</s>", "<eos>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|eom_id|>", "<|im_end|>",
+    "<|end|>", "<end_of_turn>", "<turn|>", "<EOT>", "_<EOT>", "<end_of_utterance>", "[EOT]", "[EOS]",
+    "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<|tool_response>", "[e~[",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>",
+    # fill-in-the-middle padding and separators, which llama.cpp also treats as ends
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
+    "<repo_name>", "<|file_sep|>", "<file_sep>", "<fim-sep>", "<FILE_SEP>",
+))
 _BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
 _SPM_SPACE = "\u2581".encode("utf-8")
 
@@ -197,8 +201,8 @@ class Vocabulary:
         models (``llama``, ``gemma*``: ``▁`` is a space, ``<0xNN>`` is one byte). As in llama.cpp:
         unknown, control and unused tokens are special (never allowed); user-defined tokens are
         text (Gemma 3 spells ``\\n`` and HTML tags that way) and stand for their raw bytes. EOS
-        is ``eos_token_id`` plus ``eot_token_id``/``eom_token_id`` and the control or
-        user-defined tokens named like an end of turn (``END_OF_GENERATION_TEXTS``).
+        is ``eos_token_id`` plus ``eot_token_id``/``eom_token_id`` and the tokens named like an end
+        of turn (``END_OF_GENERATION_TEXTS``), whatever their type.
         """
         from ._gguf import read_metadata
 
@@ -221,8 +225,7 @@ class Vocabulary:
             raise VocabularyError(f"{path}: tokenizer model {model!r} is not supported")
         eos = [meta[k] for k in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
                                  "tokenizer.ggml.eom_token_id") if k in meta]
-        named = np.isin(types, (_CONTROL, _USER_DEFINED))
-        eos += [i for i in np.flatnonzero(named).tolist() if raw_tokens[i] in END_OF_GENERATION_TEXTS]
+        eos += [i for i, raw in enumerate(raw_tokens) if raw in END_OF_GENERATION_TEXTS]
         special = set(np.flatnonzero(np.isin(types, _SPECIAL_TYPES)).tolist()) | set(eos)
         return cls(tokens, eos_token_ids=eos, special_token_ids=sorted(special))
 

@@ -92,3 +92,21 @@ def test_gguf_reader_agrees_with_llama_cpp_on_the_model(llama, vocab: gd.Vocabul
     ordinary = np.flatnonzero(vocab.ordinary_mask()).tolist()
     assert all(from_file.token_bytes(i) == vocab.token_bytes(i) for i in ordinary)
     assert from_file.eos_token_ids == vocab.eos_token_ids == (1, 106, 212)
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "llama-spm", "qwen2", "phi-3", "gemma-4"])
+def test_gguf_reader_is_never_more_permissive_than_llama_cpp(name: str) -> None:
+    """On every vocabulary file: whatever from_gguf allows inside a document, llama.cpp renders
+    as the same bytes and does not stop on; every id llama.cpp stops on is EOS for from_gguf.
+    (The one known difference is conservative: gemma-4's "</s>" is EOS here, text for llama.cpp.)"""
+    from grammar_decode.vocab_files import vocab_path
+
+    path = str(vocab_path(name))
+    ours = gd.Vocabulary.from_gguf(path)
+    theirs = vocabulary_from_llama(llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False))
+    ordinary = ours.ordinary_mask()
+    assert not (ordinary & ~theirs.ordinary_mask()).any()
+    assert all(ours.token_bytes(i) == theirs.token_bytes(i) for i in np.flatnonzero(ordinary).tolist())
+    assert set(theirs.eos_token_ids) <= set(ours.eos_token_ids)
+    extra = set(ours.eos_token_ids) - set(theirs.eos_token_ids)
+    assert all(ours.token_bytes(i) in gd.vocab.END_OF_GENERATION_TEXTS for i in extra)

@@ -69,8 +69,6 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
     for added in spec.get("added_tokens") or []:
         token_id = int(added["id"])
         pieces[token_id] = added["content"]
-        if added["content"].encode("utf-8") in END_OF_GENERATION_TEXTS:
-            end_of_generation.add(token_id)  # as llama.cpp: an end of turn, whatever its flag
         if added.get("special"):
             special.add(token_id)
         else:
@@ -93,6 +91,8 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
         else:
             tokens.append(decode_piece(piece))
 
+    # as llama.cpp: a token spelled like an end of turn ends generation whatever its type
+    end_of_generation.update(i for i, text in enumerate(tokens) if text in END_OF_GENERATION_TEXTS)
     eos: set[int] = set(end_of_generation)
     special |= end_of_generation
     own = getattr(tokenizer, "eos_token_id", None)

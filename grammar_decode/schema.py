@@ -349,4 +349,7 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 
 def compile_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Node:
     """Compile a JSON Schema (dict or JSON text) into its node tree. O(schema size)."""
-    return _Compiler().compile(parse_schema(schema), "")
+    try:
+        return _Compiler().compile(parse_schema(schema), "")
+    except RecursionError as exc:
+        raise SchemaError("the schema is nested too deeply") from exc

@@ -110,3 +110,12 @@ def test_gguf_reader_is_never_more_permissive_than_llama_cpp(name: str) -> None:
     assert set(theirs.eos_token_ids) <= set(ours.eos_token_ids)
     extra = set(ours.eos_token_ids) - set(theirs.eos_token_ids)
     assert all(ours.token_bytes(i) in gd.vocab.END_OF_GENERATION_TEXTS for i in extra)
+
+
+def test_one_processor_serves_successive_completions(llama, vocab: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(PERSON)
+    processor = JSONSchemaLogitsProcessor(grammar, vocab, max_tokens=64)
+    for seed in range(3):
+        out = llama.create_completion(default_prompt(PERSON), max_tokens=64, temperature=1.0, seed=seed,
+                                      logits_processor=llama_cpp.LogitsProcessorList([processor]))
+        validate(PERSON, json.loads(out["choices"][0]["text"]))

@@ -73,11 +73,15 @@ class LlamaLogits:
 class JSONSchemaLogitsProcessor:
     """A llama-cpp-python logits processor: ``fn(input_ids, scores) -> scores``.
 
-    The first call records the prompt length; each later call advances the matcher by the tokens
-    generated since. Disallowed scores become -inf in place. With ``max_tokens``, the closing
-    budget applies (``Matcher.budget_mask``), so a document is always complete by then if
-    ``max_tokens >= grammar.min_completion_tokens(vocab)``. One processor serves one completion;
-    call ``reset()`` (or make a new one) for the next.
+    llama-cpp-python calls it once per sampled position with the whole context so far. A call
+    whose ids extend the previous call's by exactly one token continues the completion (the
+    matcher advances by that token); any other call starts a new completion with these ids as
+    its prompt, so one processor can serve successive ``create_completion`` calls. Disallowed
+    scores become -inf in place. With ``max_tokens``, the closing budget applies
+    (``Matcher.budget_mask``): the document is complete by then if
+    ``max_tokens >= grammar.min_completion_tokens(vocab)``. Pass the same ``max_tokens`` to
+    ``create_completion``, and a context (``n_ctx``) large enough for prompt plus document:
+    llama-cpp-python silently shortens ``max_tokens`` to fit its context.
     """
 
     def __init__(self, grammar: CompiledGrammar, vocab: Vocabulary, max_tokens: int | None = None) -> None:
@@ -85,25 +89,29 @@ class JSONSchemaLogitsProcessor:
         self.vocab = vocab
         self.max_tokens = max_tokens
         self.matcher: Matcher = grammar.matcher(vocab)
-        self._prompt_len: int | None = None
-        self._consumed = 0
+        self._history: np.ndarray | None = None
+        self._generated = 0
 
     def reset(self) -> None:
+        """Forget the current completion (the next call starts a new one)."""
         self.matcher.reset()
-        self._prompt_len = None
-        self._consumed = 0
+        self._history = None
+        self._generated = 0
 
     def __call__(self, input_ids: Any, scores: np.ndarray) -> np.ndarray:
         ids = np.asarray(input_ids)
-        if self._prompt_len is None:
-            self._prompt_len = len(ids)
-        for token in ids[self._prompt_len + self._consumed:].tolist():
-            self.matcher.advance(int(token))
-            self._consumed += 1
+        history = self._history
+        if (history is not None and len(ids) == len(history) + 1
+                and np.array_equal(ids[:-1], history)):
+            self.matcher.advance(int(ids[-1]))
+            self._generated += 1
+        else:
+            self.reset()
+        self._history = ids.copy()
         if self.max_tokens is None:
             mask = self.matcher.mask()
         else:
-            mask = self.matcher.budget_mask(self.max_tokens - self._consumed)
+            mask = self.matcher.budget_mask(self.max_tokens - self._generated)
         width = min(len(mask), scores.shape[-1])
         scores[:width][~mask[:width]] = -np.inf
         scores[width:] = -np.inf

@@ -19,8 +19,8 @@ those pad tokens are not fed to the matcher).
 Rows are identified by their history, not only their index: if a row's generated tokens no longer
 extend what its matcher consumed (beam search reorders rows), its matcher is taken from the row
 whose history it extends, or replayed from the start. Call ``reset()`` (or make a new processor)
-before reusing one for another ``generate`` call; a call whose ``input_ids`` is not longer than the
-previous one, or has a different number of rows, starts over by itself.
+before reusing one for another ``generate`` call; a call whose ``input_ids`` is not exactly one
+column longer than the previous one, or has a different number of rows, starts over by itself.
 
 Masks are applied by index: per cached automaton-state mask (the masker's masks are shared,
 read-only arrays) and device, a cached tensor of the allowed ids (sparse masks: keep those, -inf
@@ -210,7 +210,8 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         started = time.perf_counter()
         rows, length = int(input_ids.shape[0]), int(input_ids.shape[1])
-        if self.prompt_len is None or rows != len(self.matchers) or length <= self._last_len:
+        # model.generate adds exactly one column between calls; anything else is a new generation
+        if self.prompt_len is None or rows != len(self.matchers) or length != self._last_len + 1:
             self.reset()
             self._start(input_ids)
         else:
@@ -258,14 +259,12 @@ class TorchLogits:
 
 
 def load_gguf_model(path: Any, prompt: str) -> tuple[Vocabulary, list[int], TorchLogits]:
-    """Load a GGUF model and its tokenizer with transformers (CPU, float32; offline), and return
+    """Load a local GGUF model and its tokenizer with transformers (CPU, float32), and return
     its vocabulary, the prompt's ids (with BOS as the tokenizer adds it) and a ``logits_fn``."""
-    import os
     from pathlib import Path
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     path = Path(path)
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)

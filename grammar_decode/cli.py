@@ -36,8 +36,7 @@ def _progress(message: str) -> None:
 
 
 def load_schema(argument: str) -> Any:
-    """A schema from a file path (if one exists) or from JSON text; checked against the
-    JSON Schema metaschema when ``jsonschema`` is installed."""
+    """A schema from a file path (if one exists) or from JSON text."""
     path = Path(argument)
     text = argument
     if path.is_file() or not argument.lstrip().startswith(("{", "[", "true", "false")):
@@ -48,19 +47,23 @@ def load_schema(argument: str) -> Any:
         except OSError as exc:
             raise UsageError(f"cannot read schema file {argument!r}: {exc.strerror or exc}") from exc
     try:
-        schema = parse_schema(text)
+        return parse_schema(text)
     except SchemaError as exc:
         raise UsageError(f"invalid schema: {exc}") from exc
+
+
+def check_metaschema(schema: Any) -> None:
+    """Reject what the compiler does not read but JSON Schema forbids (``"$id": 5``), when
+    ``jsonschema`` is installed; the compiler's own, more specific errors come first."""
     try:
         import jsonschema
     except ImportError:
-        return schema
+        return
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
         raise UsageError(f"invalid schema: {exc.message} (at {where})") from exc
-    return schema
 
 
 def default_model_path() -> Path:
@@ -132,6 +135,7 @@ def run_generate(args: argparse.Namespace) -> int:
         grammar = compile_json_schema(schema, whitespace=args.whitespace)
     except SchemaError as exc:
         raise UsageError(str(exc)) from exc
+    check_metaschema(schema)
     if args.max_tokens < 1:
         raise UsageError("--max-tokens must be at least 1")
     if not args.temperature >= 0:  # also rejects nan

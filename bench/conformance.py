@@ -79,7 +79,7 @@ for _p in (str(_ROOT), str(_BENCH)):
         sys.path.insert(0, _p)
 
 import grammar_decode as gd  # noqa: E402
-from benchmark import machine_info, progress, render_table  # noqa: E402
+from benchmark import _display, machine_info, progress, render_table  # noqa: E402
 from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
 
 try:
@@ -643,13 +643,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
     raise TypeError(f"not JSON serializable: {type(value)}")
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         t0 = time.perf_counter()
         masked = apply_mask(logits, mask)
         mask_seconds += time.perf_counter() - t0
-        if not (masked > -np.inf).any():
+        if masked.max() == -np.inf:
             # the model puts no weight on any legal token: the grammar still decides, uniformly
             masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
         token = sample(masked, temperature, rng)

@@ -66,17 +66,12 @@ class _Kind:
     """Behaviour of one node: how its frames consume bytes and how far they are from complete."""
 
     index: int
-    min_len: int  # fewest bytes of a complete value of this node
 
     def start(self) -> Frame:
         raise NotImplementedError
 
     def step(self, frame: Frame, byte: int) -> _Result:
         raise NotImplementedError
-
-    def rest(self, frame: Frame) -> int:
-        """Fewest bytes that complete this frame (children already accounted for by their frames)."""
-        return len(self.completion(frame))
 
     def completion(self, frame: Frame) -> bytes:
         """The canonical shortest bytes completing this frame. Canonical means consistent: after
@@ -98,7 +93,6 @@ class _Document(_Kind):
         self.index = 0
         self.root = root
         self.min_text = root_min_text
-        self.min_len = len(root_min_text)
 
     def start(self) -> Frame:
         return (0, 0)
@@ -134,7 +128,6 @@ class _Object(_Kind):
         self.value_text = value_text
         # '{' takes the place of the first key's comma
         self.min_text = b"{}" if n == 0 else b"{" + tail[0][1:]
-        self.min_len = len(self.min_text)
 
     def start(self) -> Frame:
         return (self.index, self.START, 0, 0)
@@ -187,7 +180,6 @@ class _Array(_Kind):
         self.max_items = max_items
         self.max_ws = max_ws
         self.min_text = b"[" + b",".join([item_text] * min_items) + b"]"
-        self.min_len = len(self.min_text)
 
     def _count_key(self, count: int) -> int:
         # Cache-key clamp. Every clamp in a state key must be justified against every threshold the
@@ -252,7 +244,6 @@ class _String(_Kind):
     def __init__(self, index: int) -> None:
         self.index = index
         self.min_text = b'""'
-        self.min_len = 2
 
     def start(self) -> Frame:
         return (self.index, self.START, 0, 0)
@@ -356,7 +347,6 @@ class _Number(_Kind):
         self.index = index
         self.integer = integer
         self.min_text = b"0"
-        self.min_len = 1
 
     def start(self) -> Frame:
         return (self.index, self.START, 0)
@@ -432,7 +422,6 @@ class _Literals(_Kind):
         self.terminal = terminal
         self.suffix = suffix
         self.min_text = suffix[0]
-        self.min_len = len(self.min_text)
 
     def start(self) -> Frame:
         return (self.index, 0)
@@ -558,8 +547,7 @@ class Automaton:
         Exact: frames complete independently (a parent's remainder does not depend on how its
         child finished), so the sum of per-frame remainders is the length of a shortest completion.
         """
-        kinds = self.kinds
-        return sum(kinds[f[0]].rest(f) for f in state)
+        return len(self.completion(state))
 
     def completion(self, state: State) -> bytes:
         """The canonical shortest completion of ``state``: ``len(completion(s)) == min_bytes(s)``,

@@ -82,6 +82,7 @@ class Masker:
         nodes: list[int] = []
         costs: list[int] = []
         stack: list[State | None] = [state] * (trie.max_depth + 1)
+        # Automaton.step's memo, inlined: this loop runs once per visited trie node
         rows = self.automaton.rows
         step = self.automaton.step_uncached
         cost_of: dict[State, int] = {}

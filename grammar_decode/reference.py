@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .automaton import Automaton, State
+from .mask import UNREACHABLE
 from .vocab import Vocabulary
 
 
@@ -40,10 +41,10 @@ def replay_budget_mask(automaton: Automaton, vocab: Vocabulary, state: State, re
 
     def finish(s: State) -> int:
         count = vocab.fewest_tokens(automaton.completion(s))
-        return 1 << 30 if count is None else count
+        return UNREACHABLE if count is None else count
 
     mask = replay_mask(automaton, vocab, state)
-    if finish(state) >= 1 << 30:
+    if finish(state) >= UNREACHABLE:
         return mask
     budget = max(remaining_tokens - 1, finish(state) - 1, 0)
     for token_id in np.flatnonzero(mask).tolist():

@@ -270,26 +270,6 @@ def numbers_ok(value: Any) -> bool:
     return True
 
 
-def ascii_stable(schema: dict) -> bool:
-    """True if every literal text the grammar pins (required keys, enum/const values) is the same
-    with ``ensure_ascii`` on and off. The grammar accepts keys and enum values only as their
-    ``ensure_ascii=False`` text, so ``ensure_ascii=True`` output is canonical only when this holds."""
-
-    def same(v: Any) -> bool:
-        return json.dumps(v, ensure_ascii=True) == json.dumps(v, ensure_ascii=False)
-
-    if "const" in schema:
-        return same(schema["const"])
-    if "enum" in schema:
-        return all(same(v) for v in schema["enum"])
-    kind = schema_type(schema)
-    if kind == "object":
-        return all(same(k) and ascii_stable(schema["properties"][k]) for k in schema.get("required", []))
-    if kind == "array":
-        return ascii_stable(schema["items"])
-    return True
-
-
 def nesting(value: Any) -> int:
     """Container nesting depth (a scalar is 0)."""
     if isinstance(value, list):

@@ -15,7 +15,6 @@ JSON text).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any, Union
 

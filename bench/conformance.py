@@ -84,10 +84,11 @@ from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
 
 try:
     import llama_cpp
+    from grammar_decode.integrations import llama_cpp_setup
     from grammar_decode.integrations.llama_cpp import LlamaLogits, vocabulary_from_llama
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     raise SystemExit("the conformance benchmark needs llama-cpp-python "
-                     "(pip install 'grammar-decode[llama-cpp]')") from _exc
+                     "(grammar-decode install-llama-cpp, then pip install -e '.[llama-cpp]')") from _exc
 
 #: the module (``grammar_decode.generate`` the attribute is the function of the same name)
 gd_generate = importlib.import_module("grammar_decode.generate")
@@ -199,6 +200,10 @@ class Runner:
     """One loaded model and its vocabulary; runs one sample of any decoder and returns a record."""
 
     def __init__(self, model_path: Path, threads: int, n_ctx: int = 2048) -> None:
+        try:
+            llama_cpp_setup.probe(model_path)  # a build for the wrong CPU dies here in a subprocess
+        except llama_cpp_setup.LlamaCppUnusable as exc:
+            raise SystemExit(f"conformance: {exc}") from exc
         started = time.perf_counter()
         self.llama = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=threads,
                                      n_threads_batch=threads, verbose=False)

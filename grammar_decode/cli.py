@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 from .errors import SchemaError, VocabularyError
 from .generate import generate
 from .grammar import WHITESPACE_MODES, compile_json_schema
+from .integrations import llama_cpp_setup
 from .schema import parse_schema
 from .vocab import Vocabulary
 
@@ -93,7 +94,12 @@ def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], Log
         from .integrations.llama_cpp import LlamaLogits, vocabulary_from_llama
     except ImportError as exc:
         raise UsageError("the llama-cpp backend needs llama-cpp-python "
-                         "(pip install -e '.[llama-cpp]' in a checkout)") from exc
+                         "(grammar-decode install-llama-cpp, then pip install -e '.[llama-cpp]' in a checkout)") from exc
+    try:
+        # a build for the wrong CPU dies by a signal: learn that in a subprocess, not in this one
+        llama_cpp_setup.probe(model)
+    except llama_cpp_setup.LlamaCppUnusable as exc:
+        raise UsageError(str(exc)) from exc
     _progress(f"loading {model.name} with llama.cpp...")
     # llama-cpp-python's default thread count (half the cores): more threads spin against each other
     # and slow down badly when anything else runs on the machine
@@ -126,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--temperature", type=float, default=1.0)
     gen.add_argument("--seed", type=int, default=None, help="non-negative integer")
     gen.add_argument("--whitespace", choices=WHITESPACE_MODES, default="flexible")
+    install = commands.add_parser(
+        "install-llama-cpp",
+        help="build llama-cpp-python for any x86-64 CPU (no AVX-512/AMX; once) and install it",
+        description=f"Build llama-cpp-python {llama_cpp_setup.LLAMA_CPP_PYTHON_VERSION} with "
+                    f"CMAKE_ARGS={llama_cpp_setup.PORTABLE_CMAKE_ARGS} into its own wheel folder under "
+                    "the cache directory (once; pip's wheel cache is bypassed) and install it.")
+    install.add_argument("--rebuild", action="store_true", help="build the wheel again")
     return parser
 
 
@@ -194,6 +207,8 @@ def _validates(schema: Any, document: Any) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "install-llama-cpp":
+        return llama_cpp_setup.main(["--rebuild"] if args.rebuild else [])
     try:
         return run_generate(args)
     except UsageError as exc:

@@ -2,8 +2,9 @@
 
 The llama-cpp-python source distribution ships vocabulary-only GGUF files (and tokenizer test
 pairs ``.inp``/``.out``) under ``vendor/llama.cpp/models/``. ``ensure_vocab_files()`` downloads that
-sdist with ``pip download`` (package index only, never a model hub), extracts just those files into
-a cache directory and returns it; later calls return at once.
+sdist once with ``pip download`` (package index only, never a model hub; the portable llama.cpp
+build reuses it), extracts just those files into a cache directory and returns it; later calls
+return at once.
 
 Command line: ``python -m grammar_decode.vocab_files`` prints the directory.
 """
@@ -22,10 +23,33 @@ VOCAB_NAMES = ("gpt-2", "llama-bpe", "llama-spm", "qwen2", "phi-3", "gemma-4")
 _MEMBER_DIR = "vendor/llama.cpp/models/"
 
 
-def cache_dir() -> Path:
-    """``$GRAMMAR_DECODE_CACHE`` or ``~/.cache/grammar-decode``, plus ``/vocab``."""
+def cache_root() -> Path:
+    """``$GRAMMAR_DECODE_CACHE`` or ``~/.cache/grammar-decode``."""
     root = os.environ.get("GRAMMAR_DECODE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "grammar-decode")
-    return Path(root) / "vocab"
+    return Path(root)
+
+
+def cache_dir() -> Path:
+    """Where the vocabulary files live: ``cache_root() / "vocab"``."""
+    return cache_root() / "vocab"
+
+
+def download_sdist() -> Path:
+    """The llama-cpp-python source distribution, downloaded once into ``cache_root() / "sdist"``."""
+    folder = cache_root() / "sdist"
+    name = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+    if (folder / name).is_file():
+        return folder / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        print(f"fetching llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} sdist...", file=sys.stderr)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
+             f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}", "-d", tmp],
+            check=True,
+        )
+        (Path(tmp) / name).replace(folder / name)
+    return folder / name
 
 
 def vocab_path(name: str) -> Path:
@@ -42,24 +66,16 @@ def ensure_vocab_files() -> Path:
     if all((target / w).exists() for w in wanted):
         return target
     target.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        print(f"fetching llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} sdist for its vocab files...", file=sys.stderr)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
-             f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}", "-d", tmp],
-            check=True,
-        )
-        (archive,) = Path(tmp).glob("llama_cpp_python-*.tar.gz")
-        with tarfile.open(archive) as tar:
-            for member in tar.getmembers():
-                name = member.name.split(_MEMBER_DIR, 1)[-1]
-                if _MEMBER_DIR in member.name and name in wanted and member.isfile():
-                    source = tar.extractfile(member)
-                    if source is None:
-                        continue
-                    partial = target / (name + ".part")
-                    partial.write_bytes(source.read())
-                    partial.replace(target / name)
+    with tarfile.open(download_sdist()) as tar:
+        for member in tar.getmembers():
+            name = member.name.split(_MEMBER_DIR, 1)[-1]
+            if _MEMBER_DIR in member.name and name in wanted and member.isfile():
+                source = tar.extractfile(member)
+                if source is None:
+                    continue
+                partial = target / (name + ".part")
+                partial.write_bytes(source.read())
+                partial.replace(target / name)
     missing = [w for w in wanted if not (target / w).exists()]
     if missing:
         raise FileNotFoundError(f"the sdist lacks {missing}")

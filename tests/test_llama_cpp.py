@@ -12,6 +12,7 @@ import llama_cpp  # noqa: E402
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
+from grammar_decode.integrations import llama_cpp_setup  # noqa: E402
 from grammar_decode.integrations.llama_cpp import (  # noqa: E402
     JSONSchemaLogitsProcessor,
     LlamaLogits,
@@ -23,7 +24,14 @@ from conftest import MEASUREMENTS, PERSON, TAGS, validate  # noqa: E402
 
 @pytest.fixture(scope="module")
 def llama() -> "llama_cpp.Llama":
-    return llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=1024, verbose=False)
+    # A build for the wrong CPU dies by a signal (SIGILL on AMX machines): learn that in a
+    # subprocess, so the tests that need the model fail and the rest of the suite still runs.
+    model = default_model_path()
+    try:
+        llama_cpp_setup.probe(model)
+    except llama_cpp_setup.LlamaCppUnusable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return llama_cpp.Llama(model_path=str(model), n_ctx=1024, verbose=False)
 
 
 @pytest.fixture(scope="module")

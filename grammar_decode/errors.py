@@ -47,3 +47,25 @@ class TokenRejected(GrammarDecodeError, ValueError):
     def __init__(self, token_id: int, reason: str) -> None:
         self.token_id = token_id
         super().__init__(f"token {token_id} rejected: {reason}")
+
+
+class GrammarError(GrammarDecodeError, ValueError):
+    """A regular expression or grammar is malformed, or admits no text at all."""
+
+
+class UnsupportedRegexError(GrammarError):
+    """A regular expression uses a construct that cannot be compiled exactly to a finite
+    automaton (lookaround, backreferences, word boundaries, possessive repeats, case folding).
+
+    Attributes:
+        construct: what was refused, e.g. ``"lookahead"``.
+        pattern: the pattern it appeared in.
+    """
+
+    def __init__(self, construct: str, pattern: str, detail: str = "") -> None:
+        self.construct = construct
+        self.pattern = pattern
+        message = f"unsupported in a regular expression: {construct}"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(f"{message}, in {pattern!r}")

@@ -44,6 +44,23 @@ SCHEMAS: dict[str, dict] = {name: schema for name, schema in json.loads(
 PERSON, MEASUREMENTS, TAGS, ORDER, EVENT = (SCHEMAS[n] for n in ("person", "measurements", "tags", "order", "event"))
 
 
+def run_in_threads(work, count: int = 8) -> list:
+    """Run ``work()`` in ``count`` threads at once; return their results."""
+    import threading
+
+    results: list = [None] * count
+
+    def runner(index: int) -> None:
+        results[index] = work()
+
+    threads = [threading.Thread(target=runner, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
 def validate(schema: dict, document: object) -> None:
     """The judge: Draft 2020-12 with format checking, never merely json.loads."""
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(document)

@@ -1,0 +1,183 @@
+"""A general context-free parser over lexemes, with hash-consed states.
+
+The grammar is first rewritten (``transform.py``: no empty alternatives, no unit rules, no left
+recursion; the language is unchanged). The parser then predicts top-down and keeps every
+alternative alive at once, like a generalised LL parser: a *state* is a set of *threads*, each a
+position inside an alternative that expects a lexeme next, together with the set of *return
+points* (``Cont``) it goes back to when that alternative completes. Return points form a
+graph-structured stack, merged by position at every level, so one state stands for every parse
+stack of the input read so far, in a canonical form: two inputs leading to the same set of
+stacks lead to the same ``ParseState`` object. Ambiguity costs threads, never copies of stacks.
+
+A return point is pushed only when something follows the rule being entered (tail calls), so a
+right-recursive list keeps a flat stack however long it grows.
+
+``ParseState.scan(lexemes)`` (the state after one lexeme, any of ``lexemes``) is memoised on the
+state, so a matcher that revisits a state pays a dict lookup. States and return points are interned
+in weak tables: they live as long as a matcher, a memo or a cache holds them. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Iterable
+
+from ..ir.grammar import Grammar
+from .transform import DEFAULT_MAX_SIZE, rewrite
+
+END = 1 << 62  # the symbol past the last of an alternative (neither a lexeme nor a rule)
+
+
+class Cont:
+    """A return point: continue at ``position``; when that alternative completes, return to
+    ``parents``. ``ROOT`` (position -1) is the end of the text."""
+
+    __slots__ = ("position", "parents", "__weakref__")
+
+    def __init__(self, position: int, parents: frozenset["Cont"]) -> None:
+        self.position = position
+        self.parents = parents
+
+    def __repr__(self) -> str:
+        return f"Cont({self.position}, {len(self.parents)} parents)"
+
+
+ROOT = Cont(-1, frozenset())
+
+
+class ParseState:
+    """Every parse of the lexemes read so far. Immutable and interned: compare by identity."""
+
+    __slots__ = ("parser", "threads", "accepting", "expected", "_scans", "__weakref__")
+
+    def __init__(self, parser: "Parser", threads: tuple[tuple[int, frozenset[Cont]], ...], accepting: bool) -> None:
+        self.parser = parser
+        self.threads = threads
+        self.accepting = accepting
+        symbols = parser.symbols
+        self.expected = frozenset(symbols[position] for position, _ in threads) | parser.ignored
+        self._scans: dict[frozenset[int], ParseState | None] = {}
+
+    def scan(self, lexemes: frozenset[int]) -> "ParseState | None":
+        """The state after one lexeme that is any of ``lexemes`` (several when the text matched
+        several lexemes), or None when none is expected here. Memoised on this state."""
+        found = self._scans.get(lexemes, self)
+        if found is self:
+            found = self._scans[lexemes] = self.parser._scan(self, lexemes)
+        return found
+
+    def __repr__(self) -> str:
+        return f"ParseState({len(self.threads)} threads, accepting={self.accepting})"
+
+
+class Parser:
+    """Tables for one grammar, and the interning of its states. Built once per grammar."""
+
+    def __init__(self, grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> None:
+        rewritten = rewrite(grammar, max_size)
+        symbols: list[int] = []
+        firsts: list[tuple[int, ...]] = []
+        for alternatives in rewritten.alternatives:
+            starts = []
+            for alternative in alternatives:
+                starts.append(len(symbols))
+                symbols.extend(alternative)
+                symbols.append(END)
+            firsts.append(tuple(starts))
+        self.symbols = symbols
+        self.firsts = firsts
+        self.rule_names = rewritten.names
+        self.ignored = frozenset(grammar.ignored)
+        self.lexeme_count = len(grammar.lexeme_exprs)
+        self._conts: "weakref.WeakValueDictionary[tuple, Cont]" = weakref.WeakValueDictionary()
+        self._states: "weakref.WeakValueDictionary[tuple, ParseState]" = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+        threads: dict[int, set[Cont]] = {}
+        for position in firsts[rewritten.start]:
+            self._expand(position, frozenset((ROOT,)), threads)
+        self.initial = self._state(threads, rewritten.start_nullable)
+
+    # -- interning -----------------------------------------------------------------------------
+
+    def _cont(self, position: int, parents: frozenset[Cont]) -> Cont:
+        key = (position, parents)
+        with self._lock:
+            found = self._conts.get(key)
+            if found is None:
+                found = self._conts[key] = Cont(position, parents)
+            return found
+
+    def _merge(self, conts: Iterable[Cont]) -> frozenset[Cont]:
+        """The canonical form of a set of return points: one per position, parents merged."""
+        by_position: dict[int, list[Cont]] = {}
+        for cont in set(conts):
+            by_position.setdefault(cont.position, []).append(cont)
+        out = []
+        for position, group in by_position.items():
+            if len(group) == 1:
+                out.append(group[0])
+            else:
+                parents = self._merge(p for c in group for p in c.parents)
+                out.append(self._cont(position, parents))
+        return frozenset(out)
+
+    def _state(self, threads: dict[int, set[Cont]], accepting: bool) -> ParseState | None:
+        if not threads and not accepting:
+            return None
+        canonical = tuple(sorted((position, self._merge(conts)) for position, conts in threads.items()))
+        key = (canonical, accepting)
+        with self._lock:
+            found = self._states.get(key)
+            if found is None:
+                found = self._states[key] = ParseState(self, canonical, accepting)
+            return found
+
+    # -- moves ---------------------------------------------------------------------------------
+
+    def _expand(self, position: int, conts: frozenset[Cont], threads: dict[int, set[Cont]]) -> bool:
+        """Add the threads reached from ``position`` (with return points ``conts``) without
+        reading a lexeme; returns True when the end of the text is reached."""
+        symbols = self.symbols
+        accepted = False
+        work = [(position, conts)]
+        while work:
+            position, conts = work.pop()
+            symbol = symbols[position]
+            if symbol == END:
+                for cont in conts:
+                    if cont is ROOT:
+                        accepted = True
+                    else:
+                        work.append((cont.position, cont.parents))
+            elif symbol >= 0:
+                threads.setdefault(position, set()).update(conts)
+            else:
+                after = position + 1
+                inner = conts if symbols[after] == END else frozenset((self._cont(after, conts),))
+                for first in self.firsts[~symbol]:
+                    work.append((first, inner))
+        return accepted
+
+    def _scan(self, state: ParseState, lexemes: frozenset[int]) -> ParseState | None:
+        symbols = self.symbols
+        threads: dict[int, set[Cont]] = {}
+        accepting = False
+        for position, conts in state.threads:
+            if symbols[position] in lexemes:
+                accepting |= self._expand(position + 1, conts, threads)
+        if lexemes & self.ignored:
+            # an ignored lexeme leaves the parse where it was
+            for position, conts in state.threads:
+                threads.setdefault(position, set()).update(conts)
+            accepting |= state.accepting
+        return self._state(threads, accepting)
+
+    def accepts(self, lexeme_sequence: Iterable[int]) -> bool:
+        """Whether this sequence of lexemes is a sentence (for tests)."""
+        state: ParseState | None = self.initial
+        for lexeme in lexeme_sequence:
+            if state is None:
+                return False
+            state = state.scan(frozenset((lexeme,)))
+        return state is not None and state.accepting

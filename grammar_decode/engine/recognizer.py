@@ -1,0 +1,94 @@
+"""Bytes in, viable-prefix answers out: the lexer and the parser joined.
+
+A recognizer state is ``(lex, parse, fresh)``: the lexer state of the lexeme being read, the
+parse of the lexemes before it, and whether no byte of the current lexeme has been read yet.
+A byte either extends the current lexeme (the lexer steps) or, when the lexer cannot take it,
+ends the lexeme there (maximal munch) and starts the next one: the parse scans the lexemes that
+matched, and the byte is offered to the lexer started on what that parse expects next.
+
+Viable means completable: a state ``step`` returns always has some completion that the
+recognizer accepts, because the lexer has no dead states, every lexeme it starts is one the parse
+expects, and the rewritten grammar has only productive symbols. (Maximal munch is the one caveat,
+for grammars where a lexeme can be followed by text that would extend it; the front ends keep
+such lexemes apart.)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Union
+
+from ..ir.grammar import Grammar
+from .lexer import DEAD, Lexer
+from .parser import ParseState, Parser
+from .transform import DEFAULT_MAX_SIZE
+
+State = tuple[int, ParseState, bool]
+
+
+class Recognizer:
+    """Lexer and parser of one grammar; vocabulary-independent, shared by every matcher."""
+
+    def __init__(self, grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> None:
+        self.grammar = grammar
+        self.exprs = grammar.exprs
+        self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs)
+        self.parser = Parser(grammar, max_size)
+        self._starts: dict[ParseState, int] = {}
+        self.initial: State = self.boundary(self.parser.initial)
+
+    def lexer_start(self, parse: ParseState) -> int:
+        """The lexer state that begins the lexeme after ``parse`` (cached per parse state)."""
+        found = self._starts.get(parse)
+        if found is None:
+            found = self._starts[parse] = self.lexer.start(parse.expected)
+        return found
+
+    def boundary(self, parse: ParseState) -> State:
+        return (self.lexer_start(parse), parse, True)
+
+    def step(self, state: State, byte: int) -> State | None:
+        """The state after ``byte``, or None when no completion can follow."""
+        lex, parse, fresh = state
+        lexer = self.lexer
+        if lex != DEAD:
+            nxt = lexer.step(lex, byte)
+            if nxt != DEAD:
+                return (nxt, parse, False)
+            if fresh:
+                return None
+            matched = lexer.accepting[lex]
+            if not matched:
+                return None
+            after = parse.scan(matched)
+            if after is None:
+                return None
+            nxt = lexer.step(self.lexer_start(after), byte) if self.lexer_start(after) != DEAD else DEAD
+            return None if nxt == DEAD else (nxt, after, False)
+        return None
+
+    def feed(self, state: State | None, data: Iterable[int]) -> State | None:
+        for byte in data:
+            if state is None:
+                return None
+            state = self.step(state, byte)
+        return state
+
+    def finish(self, state: State) -> ParseState | None:
+        """The parse once the current lexeme ends here (the state itself when none is open)."""
+        lex, parse, fresh = state
+        if fresh:
+            return parse
+        matched = self.lexer.accepting[lex]
+        return parse.scan(matched) if matched else None
+
+    def is_accepting(self, state: State) -> bool:
+        """Whether the bytes read so far form a complete sentence."""
+        finished = self.finish(state)
+        return finished is not None and finished.accepting
+
+    def accepts(self, data: Union[bytes, bytearray]) -> bool:
+        state = self.feed(self.initial, data)
+        return state is not None and self.is_accepting(state)
+
+    def accepts_prefix(self, data: Union[bytes, bytearray]) -> bool:
+        return self.feed(self.initial, data) is not None

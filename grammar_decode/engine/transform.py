@@ -1,0 +1,232 @@
+"""Rewrites a grammar into the form the parser needs, keeping its language.
+
+The parser (``parser.py``) predicts top-down, so it needs a grammar with no empty alternatives
+(only the start may be nullable, as a flag), no unit rules and no left recursion. Only the
+language matters to constrained decoding, never the parse trees, so these classic rewrites are
+free to restructure rules:
+
+1. drop unproductive and unreachable symbols (a grammar whose start derives nothing is an error);
+2. split alternatives longer than two symbols into right-nested chains (so step 3 creates at most
+   three variants per alternative, and the parser's tail calls keep right recursion flat);
+3. remove empty alternatives (every nullable symbol becomes optional where it is used);
+4. remove unit rules (``A → B``), which also removes unit cycles;
+5. remove left recursion, only inside the strongly connected parts of the left-corner graph that
+   have it (Paull's algorithm; direct recursion ``A → A α | β`` becomes ``A → β | β A'``,
+   ``A' → α | α A'``).
+
+Each step checks the size against ``max_size`` and raises ``GrammarTooLarge`` past it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import GrammarError
+from ..ir.grammar import Alternative, Grammar, Symbol
+
+#: Default limit on the total number of symbols in the rewritten grammar.
+DEFAULT_MAX_SIZE = 2_000_000
+
+
+class GrammarTooLarge(GrammarError):
+    """Rewriting the grammar for the parser would exceed the size limit."""
+
+
+@dataclass
+class Rewritten:
+    """Rules as lists of alternatives (indexed by rule; rule symbols as in ``Grammar``), the
+    start rule, and whether the empty text is a sentence."""
+
+    alternatives: list[list[Alternative]]
+    names: list[str]
+    start: int
+    start_nullable: bool
+
+
+def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
+    if grammar.start is None:
+        raise GrammarError("the grammar has no start symbol")
+    names = list(grammar.rule_names)
+    rules = [list(alts) for alts in grammar.alternatives]
+    start = grammar.start
+    if start >= 0:  # a lone lexeme: wrap it in a rule
+        names.append("start")
+        rules.append([(start,)])
+        start = ~(len(names) - 1)
+    start_rule = ~start
+
+    # 1. productive, then reachable
+    empty_lexemes = {i for i, e in enumerate(grammar.lexeme_exprs) if grammar.exprs.is_empty(e)}
+    rules = [[alt for alt in alts if not any(s in empty_lexemes for s in alt)] for alts in rules]
+    productive = _productive(rules)
+    if not productive[start_rule]:
+        raise GrammarError("the grammar admits no text (its start symbol derives nothing)")
+    rules = [[alt for alt in alts if all(s >= 0 or productive[~s] for s in alt)] for alts in rules]
+    rules = _reachable_only(rules, start_rule)
+
+    # 2. binarize (rules appended while splitting are visited too)
+    def new_rule(name: str) -> int:
+        names.append(name)
+        rules.append([])
+        return len(rules) - 1
+
+    index = 0
+    while index < len(rules):
+        out = []
+        for alt in rules[index]:
+            if len(alt) > 2:
+                tail = new_rule(f"{names[index]}·")
+                rules[tail] = [alt[1:]]
+                alt = (alt[0], ~tail)
+            out.append(alt)
+        rules[index] = out
+        index += 1
+    _check(rules, max_size)
+
+    # 3. empty alternatives
+    nullable = _nullable(rules)
+    start_nullable = nullable[start_rule]
+    for index, alts in enumerate(rules):
+        variants: dict[Alternative, None] = {}
+        for alt in alts:
+            options: list[list[Symbol]] = [[]]
+            for symbol in alt:
+                keep = [o + [symbol] for o in options]
+                options = keep + (options if symbol < 0 and nullable[~symbol] else [])
+            for option in options:
+                if option:
+                    variants[tuple(option)] = None
+        rules[index] = list(variants)
+    live = [bool(alts) for alts in rules]
+    rules = [[alt for alt in alts if all(s >= 0 or live[~s] for s in alt)] for alts in rules]
+    if not rules[start_rule]:
+        if start_nullable:  # only the empty text: a start rule with no alternatives
+            return Rewritten(rules, names, start_rule, True)
+        raise GrammarError("the grammar admits no text")  # pragma: no cover - caught by step 1
+
+    # 4. unit rules
+    units: list[set[int]] = []
+    for index, alts in enumerate(rules):
+        units.append({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0})
+    closure = []
+    for index in range(len(rules)):
+        seen = {index}
+        stack = [index]
+        while stack:
+            for other in units[stack.pop()]:
+                if other not in seen:
+                    seen.add(other)
+                    stack.append(other)
+        closure.append(seen)
+    rules = [list(dict.fromkeys(alt for other in sorted(closure[index]) for alt in rules[other]
+                                if not (len(alt) == 1 and alt[0] < 0)))
+             for index in range(len(rules))]
+    rules = _reachable_only(rules, start_rule)
+    _check(rules, max_size)
+
+    # 5. left recursion
+    for component in _left_recursive_components(rules):
+        for i, rule in enumerate(component):
+            for earlier in component[:i]:
+                replaced: list[Alternative] = []
+                for alt in rules[rule]:
+                    if alt[0] == ~earlier:
+                        replaced.extend(head + alt[1:] for head in rules[earlier])
+                    else:
+                        replaced.append(alt)
+                rules[rule] = list(dict.fromkeys(replaced))
+            recursive = [alt[1:] for alt in rules[rule] if alt[0] == ~rule]
+            if recursive:
+                base = [alt for alt in rules[rule] if alt[0] != ~rule]
+                rest = new_rule(f"{names[rule]}'")
+                rules[rule] = base + [b + (~rest,) for b in base]
+                rules[rest] = recursive + [r + (~rest,) for r in recursive]
+            _check(rules, max_size)
+    if _left_recursive_components(rules):  # pragma: no cover - Paull's algorithm removes all of it
+        raise GrammarError("internal error: left recursion survived rewriting")
+    return Rewritten(rules, names, start_rule, start_nullable)
+
+
+def _check(rules: list[list[Alternative]], max_size: int) -> None:
+    size = sum(len(alt) + 1 for alts in rules for alt in alts)
+    if size > max_size:
+        raise GrammarTooLarge(f"the grammar grows past {max_size:,} symbols when rewritten for the parser")
+
+
+def _productive(rules: list[list[Alternative]]) -> list[bool]:
+    productive = [False] * len(rules)
+    changed = True
+    while changed:
+        changed = False
+        for index, alts in enumerate(rules):
+            if not productive[index] and any(all(s >= 0 or productive[~s] for s in alt) for alt in alts):
+                productive[index] = changed = True
+    return productive
+
+
+def _nullable(rules: list[list[Alternative]]) -> list[bool]:
+    nullable = [False] * len(rules)
+    changed = True
+    while changed:
+        changed = False
+        for index, alts in enumerate(rules):
+            if not nullable[index] and any(all(s < 0 and nullable[~s] for s in alt) for alt in alts):
+                nullable[index] = changed = True
+    return nullable
+
+
+def _reachable_only(rules: list[list[Alternative]], start: int) -> list[list[Alternative]]:
+    seen = {start}
+    stack = [start]
+    while stack:
+        for alt in rules[stack.pop()]:
+            for symbol in alt:
+                if symbol < 0 and ~symbol not in seen:
+                    seen.add(~symbol)
+                    stack.append(~symbol)
+    return [alts if index in seen else [] for index, alts in enumerate(rules)]
+
+
+def _left_recursive_components(rules: list[list[Alternative]]) -> list[list[int]]:
+    """Strongly connected components of the left-corner graph (A → B when an alternative of A
+    starts with B) that contain a cycle, each in index order. Tarjan's algorithm, iterative."""
+    edges = [sorted({~alt[0] for alt in alts if alt and alt[0] < 0}) for alts in rules]
+    index_of: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    components: list[list[int]] = []
+    counter = 0
+    for root in range(len(rules)):
+        if root in index_of:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, edge = work.pop()
+            if edge == 0:
+                index_of[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            if edge < len(edges[node]):
+                work.append((node, edge + 1))
+                target = edges[node][edge]
+                if target not in index_of:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index_of[target])
+                continue
+            if low[node] == index_of[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in edges[node]:
+                    components.append(sorted(component))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return components

@@ -1,0 +1,1 @@
+"""Front ends: each turns one constraint language into the IR."""

@@ -1,0 +1,185 @@
+"""Python ``re`` syntax → byte-level regular expression, with ``re.fullmatch`` semantics.
+
+The pattern is parsed by Python's own parser (``re._parser``, ``sre_parse`` before 3.11), so the
+syntax accepted is exactly Python's, and translated node by node into an ``ExprSet`` expression
+over the UTF-8 bytes of the matched text. Character classes (``\\d``, ``\\w``, ``\\s`` in their
+Unicode or ``re.ASCII`` meaning) are read off the ``re`` module itself, once per class, so they
+agree with it by construction.
+
+Refused with ``UnsupportedRegexError``, because no finite automaton expresses them exactly or
+because their meaning depends on the matcher's search order: lookahead and lookbehind,
+backreferences and conditionals, word boundaries, possessive repeats and atomic groups, and
+case-insensitive matching. ``^``/``\\A`` are accepted where they can only stand at the start of the
+text and ``$``/``\\Z`` where they can only stand at its end (there, under ``fullmatch``, they match
+the empty string).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from typing import Any
+
+from ..engine.compiled import EngineGrammar
+from ..errors import GrammarError, UnsupportedRegexError
+from ..ir import utf8
+from ..ir.grammar import Grammar
+from ..ir.regex import EPSILON, ExprSet
+
+if sys.version_info >= (3, 11):
+    from re import _constants as sre_constants  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+else:  # pragma: no cover - Python 3.10
+    import sre_constants
+    import sre_parse
+
+_C = sre_constants
+_MAXREPEAT = _C.MAXREPEAT
+
+_CATEGORY_PATTERNS = {
+    _C.CATEGORY_DIGIT: r"\d", _C.CATEGORY_NOT_DIGIT: r"\D",
+    _C.CATEGORY_WORD: r"\w", _C.CATEGORY_NOT_WORD: r"\W",
+    _C.CATEGORY_SPACE: r"\s", _C.CATEGORY_NOT_SPACE: r"\S",
+}
+_category_cache: dict[tuple[Any, bool], utf8.Ranges] = {}
+_category_lock = threading.Lock()
+
+
+def category_ranges(category: Any, ascii_only: bool) -> utf8.Ranges:
+    """Code point ranges of ``\\d``/``\\w``/``\\s`` (or their negations) as ``re`` defines them.
+    Computed once per class by running ``re`` over every code point (~0.1 s)."""
+    key = (category, ascii_only)
+    with _category_lock:
+        found = _category_cache.get(key)
+        if found is None:
+            flags = re.ASCII if ascii_only else 0
+            every = "".join(chr(c) for c in range(utf8.MAX_CODE_POINT + 1) if not 0xD800 <= c <= 0xDFFF)
+            ranges: utf8.Ranges = []
+            for match in re.finditer(_CATEGORY_PATTERNS[category] + "+", every, flags):
+                ranges.append((ord(match.group()[0]), ord(match.group()[-1])))
+            found = _category_cache[key] = utf8.normalize(ranges)
+        return found
+
+
+class _Translator:
+    def __init__(self, exprs: ExprSet, pattern: str, flags: int) -> None:
+        self.exprs = exprs
+        self.pattern = pattern
+        self.ascii_only = bool(flags & re.ASCII)
+
+    def refuse(self, construct: str, detail: str = "") -> UnsupportedRegexError:
+        return UnsupportedRegexError(construct, self.pattern, detail)
+
+    def sequence(self, items: list, dotall: bool, at_start: bool, at_end: bool) -> int:
+        parts = [self.item(op, av, dotall, at_start and i == 0, at_end and i == len(items) - 1)
+                 for i, (op, av) in enumerate(items)]
+        return self.exprs.concat(*parts)
+
+    def item(self, op: Any, av: Any, dotall: bool, at_start: bool, at_end: bool) -> int:
+        exprs = self.exprs
+        if op is _C.LITERAL:
+            return utf8.code_points(exprs, [(av, av)])
+        if op is _C.NOT_LITERAL:
+            return utf8.code_points(exprs, utf8.complement([(av, av)]))
+        if op is _C.ANY:
+            return utf8.code_points(exprs, [(0, utf8.MAX_CODE_POINT)] if dotall else utf8.complement([(10, 10)]))
+        if op is _C.IN:
+            return utf8.code_points(exprs, self.char_class(av))
+        if op is _C.BRANCH:
+            return exprs.alt(*(self.sequence(list(branch), dotall, at_start, at_end) for branch in av[1]))
+        if op is _C.SUBPATTERN:
+            _group, add_flags, del_flags, body = av
+            if add_flags & re.IGNORECASE:
+                raise self.refuse("case-insensitive matching", "(?i)")
+            if add_flags & re.ASCII:
+                raise self.refuse("a local ASCII flag", "(?a:...)")
+            if add_flags & re.DOTALL:
+                dotall = True
+            if del_flags & re.DOTALL:
+                dotall = False
+            return self.sequence(list(body), dotall, at_start, at_end)
+        if op in (_C.MAX_REPEAT, _C.MIN_REPEAT):
+            lo, hi, body = av
+            inner = self.sequence(list(body), dotall, False, False)
+            return exprs.repeat(inner, lo, None if hi is _MAXREPEAT or hi == _MAXREPEAT else hi)
+        if op is _C.AT:
+            if av in (_C.AT_BEGINNING, _C.AT_BEGINNING_STRING, _C.AT_BEGINNING_LINE) and at_start:
+                return EPSILON
+            if av in (_C.AT_END, _C.AT_END_STRING, _C.AT_END_LINE) and at_end:
+                return EPSILON
+            if av in (_C.AT_BOUNDARY, _C.AT_NON_BOUNDARY):
+                raise self.refuse("a word boundary", r"\b or \B")
+            raise self.refuse("an anchor that is not at the start or end of the text", str(av))
+        if op in (_C.ASSERT, _C.ASSERT_NOT):
+            direction = "lookahead" if av[0] == 1 else "lookbehind"
+            raise self.refuse(f"a {'negative ' if op is _C.ASSERT_NOT else ''}{direction}")
+        if op in (_C.GROUPREF, _C.GROUPREF_EXISTS):
+            raise self.refuse("a backreference" if op is _C.GROUPREF else "a conditional group")
+        if op is getattr(_C, "POSSESSIVE_REPEAT", None):
+            raise self.refuse("a possessive repeat")
+        if op is getattr(_C, "ATOMIC_GROUP", None):
+            raise self.refuse("an atomic group")
+        raise self.refuse(f"the construct {op}")
+
+    def char_class(self, items: list) -> utf8.Ranges:
+        negate = False
+        ranges: utf8.Ranges = []
+        for op, av in items:
+            if op is _C.NEGATE:
+                negate = True
+            elif op is _C.LITERAL:
+                ranges.append((av, av))
+            elif op is _C.RANGE:
+                ranges.append(av)
+            elif op is _C.CATEGORY:
+                if av not in _CATEGORY_PATTERNS:
+                    raise self.refuse(f"the class category {av}")
+                ranges.extend(category_ranges(av, self.ascii_only))
+            else:
+                raise self.refuse(f"the class item {op}")
+        return utf8.complement(ranges) if negate else utf8.normalize(ranges)
+
+
+def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
+    """The expression in ``exprs`` matching exactly the UTF-8 encodings of the strings ``s``
+    with ``re.fullmatch(pattern, s, flags)`` (strings with lone surrogates excepted: they have no
+    UTF-8 encoding).
+
+    Raises:
+        GrammarError: the pattern is not valid Python regex syntax.
+        UnsupportedRegexError: a construct listed in the module docstring.
+    """
+    if not isinstance(pattern, str):
+        raise TypeError(f"a pattern is a str, not {type(pattern).__name__}")
+    allowed = re.ASCII | re.DOTALL | re.MULTILINE | re.VERBOSE | re.UNICODE
+    if flags & re.IGNORECASE:
+        raise UnsupportedRegexError("case-insensitive matching", pattern, "re.IGNORECASE")
+    if flags & ~allowed:
+        raise UnsupportedRegexError("the flags", pattern, str(flags))
+    try:
+        parsed = sre_parse.parse(pattern, flags)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise GrammarError(f"invalid regular expression {pattern!r}: {exc}") from exc
+    global_flags = parsed.state.flags
+    if global_flags & re.IGNORECASE:
+        raise UnsupportedRegexError("case-insensitive matching", pattern, "(?i)")
+    translator = _Translator(exprs, pattern, global_flags)
+    return translator.sequence(list(parsed), bool(global_flags & re.DOTALL), True, True)
+
+
+def compile_regex(pattern: str, flags: int = 0) -> EngineGrammar:
+    """Compile a Python regular expression: the texts the grammar accepts are exactly the UTF-8
+    encodings of the strings ``re.fullmatch(pattern, s, flags)`` matches.
+
+    Raises:
+        GrammarError: invalid syntax, or a pattern that matches nothing.
+        UnsupportedRegexError: lookaround, backreferences, word boundaries, possessive repeats,
+            atomic groups, case-insensitive matching, or an anchor away from the text's ends.
+    """
+    grammar = Grammar()
+    expr = translate(grammar.exprs, pattern, flags)
+    if grammar.exprs.is_empty(expr):
+        raise GrammarError(f"the regular expression {pattern!r} matches nothing")
+    grammar.start = grammar.token(expr, "regex")
+    return EngineGrammar(grammar, f"regex {pattern!r}")

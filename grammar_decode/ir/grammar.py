@@ -1,0 +1,149 @@
+"""Context-free grammars over lexemes: the IR every front end compiles to.
+
+A ``Grammar`` has *lexemes* (regular expressions over bytes, in the grammar's ``ExprSet``) and
+*rules* (non-terminals, each a list of alternatives, each a sequence of symbols). A symbol is an
+``int``: a lexeme ``t`` is ``t`` itself (>= 0), a rule ``r`` is ``~r`` (< 0). Recursion of every
+kind is allowed, left recursion included; so are ambiguity and empty alternatives.
+
+Lexemes never match the empty string: ``token(expr)`` turns a nullable expression into an
+optional rule around its non-empty part. Between two lexemes the text is split by maximal munch:
+a lexeme ends where the next byte cannot extend it.
+
+Analyses (``analyze``): which symbols are productive (derive some text), which are nullable, and
+the fewest bytes each symbol can produce; all by fixed-point iteration, so recursion is fine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..errors import GrammarError
+from .regex import NOTHING, ExprSet
+
+Symbol = int
+Alternative = tuple[Symbol, ...]
+
+
+def is_lexeme(symbol: Symbol) -> bool:
+    return symbol >= 0
+
+
+def rule_index(symbol: Symbol) -> int:
+    return ~symbol
+
+
+class Grammar:
+    """A mutable grammar under construction; ``analyze`` and the engine read it."""
+
+    def __init__(self, exprs: ExprSet | None = None) -> None:
+        self.exprs = exprs if exprs is not None else ExprSet()
+        self.lexeme_exprs: list[int] = []
+        self.lexeme_names: list[str] = []
+        self._lexeme_ids: dict[int, int] = {}
+        self.rule_names: list[str] = []
+        self.alternatives: list[list[Alternative]] = []
+        self.ignored: list[int] = []
+        self.start: Symbol | None = None
+
+    # -- building ------------------------------------------------------------------------------
+
+    def lexeme(self, expr: int, name: str = "") -> Symbol:
+        """The lexeme matching ``expr`` (one per distinct expression). ``expr`` must not match
+        the empty string; see ``token``."""
+        if self.exprs.nullable[expr]:
+            raise GrammarError(f"lexeme {name or self.exprs.describe(expr)!r} matches the empty string")
+        found = self._lexeme_ids.get(expr)
+        if found is not None:
+            return found
+        index = len(self.lexeme_exprs)
+        self.lexeme_exprs.append(expr)
+        self.lexeme_names.append(name or self.exprs.describe(expr)[:60])
+        self._lexeme_ids[expr] = index
+        return index
+
+    def token(self, expr: int, name: str = "") -> Symbol:
+        """A symbol matching ``expr``: its lexeme, or, when ``expr`` matches the empty string, a
+        rule with two alternatives, the lexeme of its non-empty part and nothing."""
+        if not self.exprs.nullable[expr]:
+            return self.lexeme(expr, name)
+        non_empty = self.exprs.difference(expr, self.exprs.concat())
+        rule = self.rule(f"{name or 'token'}?")
+        if non_empty == NOTHING or self.exprs.is_empty(non_empty):
+            self.define(rule, [()])
+        else:
+            self.define(rule, [(self.lexeme(non_empty, name),), ()])
+        return rule
+
+    def rule(self, name: str) -> Symbol:
+        """A new rule with no alternatives yet (``define`` gives them)."""
+        self.rule_names.append(name)
+        self.alternatives.append([])
+        return ~(len(self.rule_names) - 1)
+
+    def define(self, rule: Symbol, alternatives: Iterable[Sequence[Symbol]]) -> Symbol:
+        """Add ``alternatives`` to ``rule``; returns the rule."""
+        if is_lexeme(rule):
+            raise GrammarError("only a rule can be defined")
+        for alternative in alternatives:
+            self.alternatives[~rule].append(tuple(alternative))
+        return rule
+
+    def ignore(self, expr: int, name: str = "") -> None:
+        """Text matching ``expr`` may stand between any two lexemes (``%ignore`` in Lark)."""
+        self.ignored.append(self.lexeme(expr, name or "ignored"))
+
+    def symbol_name(self, symbol: Symbol) -> str:
+        return self.lexeme_names[symbol] if is_lexeme(symbol) else self.rule_names[~symbol]
+
+    def __repr__(self) -> str:
+        return (f"Grammar({len(self.rule_names)} rules, {len(self.lexeme_exprs)} lexemes, "
+                f"start={self.symbol_name(self.start) if self.start is not None else None})")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Per-rule facts (indexed by rule) and per-lexeme fewest bytes."""
+
+    productive: tuple[bool, ...]
+    nullable: tuple[bool, ...]
+    rule_min_bytes: tuple[int | None, ...]
+    lexeme_min_bytes: tuple[int, ...]
+
+    def min_bytes(self, symbol: Symbol) -> int | None:
+        return self.lexeme_min_bytes[symbol] if is_lexeme(symbol) else self.rule_min_bytes[~symbol]
+
+
+def analyze(grammar: Grammar) -> Analysis:
+    """Productive and nullable rules, and the fewest bytes every symbol derives (None where a
+    rule derives nothing). Fixed points over the rules: O(rules × passes)."""
+    exprs = grammar.exprs
+    lexeme_min = []
+    for expr in grammar.lexeme_exprs:
+        length = exprs.min_length(expr)
+        lexeme_min.append(-1 if length is None else length)
+    rules = grammar.alternatives
+    best: list[int | None] = [None] * len(rules)
+    nullable = [False] * len(rules)
+    changed = True
+    while changed:
+        changed = False
+        for index, alternatives in enumerate(rules):
+            for alternative in alternatives:
+                total = 0
+                for symbol in alternative:
+                    part = lexeme_min[symbol] if symbol >= 0 else best[~symbol]
+                    if part is None or part < 0:
+                        total = -1
+                        break
+                    total += part
+                if total < 0:
+                    continue
+                if best[index] is None or total < best[index]:  # type: ignore[operator]
+                    best[index] = total
+                    changed = True
+                if not nullable[index] and all(s < 0 and nullable[~s] for s in alternative):
+                    nullable[index] = True
+                    changed = True
+    productive = tuple(b is not None for b in best)
+    return Analysis(productive, tuple(nullable), tuple(best), tuple(max(m, 0) for m in lexeme_min))

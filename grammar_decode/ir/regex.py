@@ -1,0 +1,480 @@
+"""Regular expressions over bytes, as hash-consed nodes with Brzozowski derivatives.
+
+An ``ExprSet`` owns every expression node of one grammar. A node is an ``int`` id; the smart
+constructors (``concat``, ``alt``, ``both``, ``negate``, ``repeat``, ``byteset``) bring every node
+into a canonical form (associativity, commutativity and idempotence of ``|`` and ``&``, absorbing
+``∅``, neutral ``ε``, adjacent byte sets merged, ``¬¬r = r``, repeat bounds normalised), so two
+nodes built the same way from equal parts get the same id. Owens, Reppy and Turon ("Regular-
+expression derivatives re-examined", 2009) show that with these rules every expression has finitely
+many distinct derivatives, which is what lets a lexer build its DFA lazily with expression ids as
+states: equal ids have equal futures by construction, and no clamp needs a hand-written proof.
+
+Bounded repetition stays symbolic: the derivative of ``r{lo,hi}`` is ``d(r) · r{lo-1,hi-1}``, a
+counter inside the node, so ``[a-z]{0,100000}`` is one node, and its derivatives are created one
+at a time, only as input reaches them.
+
+Emptiness: without ``&`` and ``¬``, a canonical node other than ``NOTHING`` always has a non-empty
+language. With them, ``is_empty`` searches the derivatives (bounded by ``fuel``; exhausting it
+raises ``RegexTooComplex``). Costs: a constructor is a dict lookup once the node exists; a
+derivative is memoised per (node, byte).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Iterable, Sequence
+
+#: Kinds of nodes.
+NOTHING_KIND, EPSILON_KIND, BYTES_KIND, CONCAT_KIND, OR_KIND, AND_KIND, NOT_KIND, REPEAT_KIND = range(8)
+
+NOTHING = 0  #: the empty language ∅
+EPSILON = 1  #: the language of the empty string only
+ANYTHING = 2  #: every byte string (¬∅)
+
+ALL_BYTES = (1 << 256) - 1
+
+#: Default number of derivative states ``is_empty`` and ``shortest`` may explore per question.
+DEFAULT_FUEL = 20_000
+
+
+class RegexTooComplex(ValueError):
+    """A question about an expression (emptiness, shortest match) exceeded its search budget."""
+
+
+def byte_mask(values: Iterable[int]) -> int:
+    """The 256-bit set of the given byte values."""
+    mask = 0
+    for value in values:
+        mask |= 1 << value
+    return mask
+
+
+def byte_range(lo: int, hi: int) -> int:
+    """The 256-bit set of bytes ``lo..hi`` inclusive."""
+    return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+
+
+class ExprSet:
+    """Hash-consed regular expressions over bytes. Thread-safe: node creation takes a lock;
+    lookups of existing nodes and memoised derivatives do not."""
+
+    def __init__(self) -> None:
+        self.kind: list[int] = []
+        self.args: list[object] = []
+        self.nullable: list[bool] = []
+        self._index: dict[tuple, int] = {}
+        self._deriv: dict[int, int] = {}
+        self._empty: dict[int, bool] = {}
+        self._lock = threading.Lock()
+        # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
+        self._node(NOTHING_KIND, None, False)
+        self._node(EPSILON_KIND, None, True)
+        self._node(NOT_KIND, NOTHING, True)
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def _node(self, kind: int, args: object, nullable: bool) -> int:
+        key = (kind, args)
+        found = self._index.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._index.get(key)
+            if found is not None:
+                return found
+            node = len(self.kind)
+            self.kind.append(kind)
+            self.args.append(args)
+            self.nullable.append(nullable)
+            self._index[key] = node
+            return node
+
+    # -- constructors --------------------------------------------------------------------------
+
+    def byteset(self, mask: int) -> int:
+        """One byte out of ``mask`` (a 256-bit set); ``NOTHING`` when the set is empty."""
+        if not 0 <= mask <= ALL_BYTES:
+            raise ValueError("a byte set is a 256-bit non-negative integer")
+        return NOTHING if mask == 0 else self._node(BYTES_KIND, mask, False)
+
+    def literal(self, data: bytes) -> int:
+        """Exactly the byte string ``data``."""
+        return self.concat(*(self.byteset(1 << b) for b in data))
+
+    def concat(self, *items: int) -> int:
+        """The concatenation of ``items`` (``ε`` when there are none)."""
+        flat: list[int] = []
+        for item in items:
+            kind = self.kind[item]
+            if kind == NOTHING_KIND:
+                return NOTHING
+            if kind == EPSILON_KIND:
+                continue
+            if kind == CONCAT_KIND:
+                flat.extend(self.args[item])  # type: ignore[arg-type]
+            else:
+                flat.append(item)
+        if not flat:
+            return EPSILON
+        if len(flat) == 1:
+            return flat[0]
+        nullable = all(self.nullable[i] for i in flat)
+        return self._node(CONCAT_KIND, tuple(flat), nullable)
+
+    def alt(self, *items: int) -> int:
+        """The union of ``items`` (``NOTHING`` when there are none)."""
+        members: set[int] = set()
+        mask = 0
+        for item in items:
+            kind = self.kind[item]
+            if kind == OR_KIND:
+                for inner in self.args[item]:  # type: ignore[union-attr]
+                    if self.kind[inner] == BYTES_KIND:
+                        mask |= self.args[inner]  # type: ignore[operator]
+                    else:
+                        members.add(inner)
+            elif kind == BYTES_KIND:
+                mask |= self.args[item]  # type: ignore[operator]
+            elif kind != NOTHING_KIND:
+                members.add(item)
+        if ANYTHING in members:
+            return ANYTHING
+        if mask:
+            members.add(self.byteset(mask))
+        if EPSILON in members and any(self.nullable[m] for m in members if m != EPSILON):
+            members.discard(EPSILON)  # ε adds nothing to a union that is already nullable
+        if not members:
+            return NOTHING
+        if len(members) == 1:
+            return next(iter(members))
+        ordered = tuple(sorted(members))
+        return self._node(OR_KIND, ordered, any(self.nullable[m] for m in ordered))
+
+    def both(self, *items: int) -> int:
+        """The intersection of ``items`` (``ANYTHING`` when there are none)."""
+        members: set[int] = set()
+        for item in items:
+            kind = self.kind[item]
+            if kind == NOTHING_KIND:
+                return NOTHING
+            if kind == AND_KIND:
+                members.update(self.args[item])  # type: ignore[arg-type]
+            elif item != ANYTHING:
+                members.add(item)
+        if not members:
+            return ANYTHING
+        byte_sets = [m for m in members if self.kind[m] == BYTES_KIND]
+        if byte_sets and len(members) == len(byte_sets):
+            mask = ALL_BYTES
+            for m in byte_sets:
+                mask &= self.args[m]  # type: ignore[operator]
+            return self.byteset(mask)
+        if len(members) == 1:
+            return next(iter(members))
+        ordered = tuple(sorted(members))
+        return self._node(AND_KIND, ordered, all(self.nullable[m] for m in ordered))
+
+    def negate(self, item: int) -> int:
+        """Every byte string not in ``item``."""
+        if self.kind[item] == NOT_KIND:
+            return self.args[item]  # type: ignore[return-value]
+        return self._node(NOT_KIND, item, not self.nullable[item])
+
+    def difference(self, left: int, right: int) -> int:
+        """``left`` minus ``right``."""
+        return self.both(left, self.negate(right))
+
+    def repeat(self, item: int, lo: int, hi: int | None) -> int:
+        """``item{lo,hi}`` (``hi=None``: unbounded). Stays one node whatever the bounds."""
+        if lo < 0 or (hi is not None and hi < lo):
+            raise ValueError(f"bad repetition bounds {{{lo},{hi}}}")
+        if hi == 0 or item == EPSILON:
+            return EPSILON
+        if item == NOTHING:
+            return EPSILON if lo == 0 else NOTHING
+        if self.nullable[item]:
+            lo = 0  # r{lo,hi} = r{0,hi} when r matches the empty string
+        if lo == 1 and hi == 1:
+            return item
+        if self.kind[item] == REPEAT_KIND:
+            inner, ilo, ihi = self.args[item]  # type: ignore[misc]
+            # (r*)* = r*, (r*){lo,hi} = r*, (r+)* = r*: flatten the common unbounded cases only
+            if ihi is None and ilo <= 1 and (lo == 0 or ilo == 0):
+                return self._node(REPEAT_KIND, (inner, 0 if lo == 0 or ilo == 0 else 1, None), True)
+        return self._node(REPEAT_KIND, (item, lo, hi), lo == 0 or self.nullable[item])
+
+    def star(self, item: int) -> int:
+        return self.repeat(item, 0, None)
+
+    def plus(self, item: int) -> int:
+        return self.repeat(item, 1, None)
+
+    def optional(self, item: int) -> int:
+        return self.alt(item, EPSILON)
+
+    # -- derivatives ---------------------------------------------------------------------------
+
+    def derivative(self, item: int, byte: int) -> int:
+        """The expression matching ``{s : byte + s in item}``. Memoised per (node, byte)."""
+        key = item * 256 + byte
+        found = self._deriv.get(key)
+        if found is not None:
+            return found
+        result = self._derive(item, byte)
+        self._deriv[key] = result
+        return result
+
+    def _derive(self, item: int, byte: int) -> int:
+        kind = self.kind[item]
+        args = self.args[item]
+        if kind == BYTES_KIND:
+            return EPSILON if (args >> byte) & 1 else NOTHING  # type: ignore[operator]
+        if kind in (NOTHING_KIND, EPSILON_KIND):
+            return NOTHING
+        if kind == CONCAT_KIND:
+            head, rest = args[0], args[1:]  # type: ignore[index]
+            tail = self.concat(*rest)
+            first = self.concat(self.derivative(head, byte), tail)
+            if self.nullable[head]:
+                return self.alt(first, self.derivative(tail, byte))
+            return first
+        if kind == OR_KIND:
+            return self.alt(*(self.derivative(m, byte) for m in args))  # type: ignore[union-attr]
+        if kind == AND_KIND:
+            return self.both(*(self.derivative(m, byte) for m in args))  # type: ignore[union-attr]
+        if kind == NOT_KIND:
+            return self.negate(self.derivative(args, byte))  # type: ignore[arg-type]
+        inner, lo, hi = args  # type: ignore[misc]
+        rest = self.repeat(inner, max(lo - 1, 0), None if hi is None else hi - 1)
+        return self.concat(self.derivative(inner, byte), rest)
+
+    def derive_bytes(self, item: int, data: bytes) -> int:
+        for byte in data:
+            if item == NOTHING:
+                break
+            item = self.derivative(item, byte)
+        return item
+
+    def matches(self, item: int, data: bytes) -> bool:
+        """Whether ``data`` is in the language of ``item``."""
+        return self.nullable[self.derive_bytes(item, data)]
+
+    # -- byte classes --------------------------------------------------------------------------
+
+    def first_bytes(self, item: int) -> int:
+        """A superset of the bytes whose derivative is not ``NOTHING`` (exact without ``¬``)."""
+        kind = self.kind[item]
+        args = self.args[item]
+        if kind == BYTES_KIND:
+            return args  # type: ignore[return-value]
+        if kind in (NOTHING_KIND, EPSILON_KIND):
+            return 0
+        if kind == CONCAT_KIND:
+            mask = 0
+            for member in args:  # type: ignore[union-attr]
+                mask |= self.first_bytes(member)
+                if not self.nullable[member]:
+                    break
+            return mask
+        if kind == OR_KIND:
+            mask = 0
+            for member in args:  # type: ignore[union-attr]
+                mask |= self.first_bytes(member)
+            return mask
+        if kind == AND_KIND:
+            mask = ALL_BYTES
+            for member in args:  # type: ignore[union-attr]
+                mask &= self.first_bytes(member)
+            return mask
+        if kind == NOT_KIND:
+            return ALL_BYTES
+        return self.first_bytes(args[0])  # type: ignore[index]
+
+    def byte_classes(self, item: int) -> list[int]:
+        """A partition of the 256 bytes into sets with equal derivatives (coarsest that the
+        structure shows; never splits less than needed)."""
+        classes = {ALL_BYTES}
+        for part in self._splits(item):
+            refined = set()
+            for block in classes:
+                inside, outside = block & part, block & ~part
+                if inside:
+                    refined.add(inside)
+                if outside:
+                    refined.add(outside)
+            classes = refined
+        return sorted(classes, key=lambda m: (m & -m))
+
+    def _splits(self, item: int) -> set[int]:
+        out: set[int] = set()
+        stack = [item]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            kind = self.kind[node]
+            args = self.args[node]
+            if kind == BYTES_KIND:
+                out.add(args)  # type: ignore[arg-type]
+            elif kind in (CONCAT_KIND, OR_KIND, AND_KIND):
+                stack.extend(args)  # type: ignore[arg-type]
+            elif kind == NOT_KIND:
+                stack.append(args)  # type: ignore[arg-type]
+            elif kind == REPEAT_KIND:
+                stack.append(args[0])  # type: ignore[index]
+        return out
+
+    # -- analyses ------------------------------------------------------------------------------
+
+    def has_boolean(self, item: int) -> bool:
+        """Whether ``&`` or ``¬`` occurs in ``item`` (then emptiness needs a search)."""
+        stack, seen = [item], set()
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            kind = self.kind[node]
+            if kind in (AND_KIND, NOT_KIND):
+                return True
+            if kind in (CONCAT_KIND, OR_KIND):
+                stack.extend(self.args[node])  # type: ignore[arg-type]
+            elif kind == REPEAT_KIND:
+                stack.append(self.args[node][0])  # type: ignore[index]
+        return False
+
+    def is_empty(self, item: int, fuel: int = DEFAULT_FUEL) -> bool:
+        """Whether ``item`` matches nothing at all. Structural without ``&``/``¬``; otherwise a
+        breadth-first search over derivatives by byte class, cached per node."""
+        if item == NOTHING:
+            return True
+        if self.nullable[item]:
+            return False
+        cached = self._empty.get(item)
+        if cached is not None:
+            return cached
+        if not self.has_boolean(item):
+            return False
+        empty = self._search_nullable(item, fuel) is None
+        self._empty[item] = empty
+        return empty
+
+    def _search_nullable(self, item: int, fuel: int) -> bytes | None:
+        """Shortest (then least) byte string matched by ``item``, or None if there is none."""
+        queue: deque[tuple[int, bytes]] = deque([(item, b"")])
+        seen = {item}
+        while queue:
+            node, path = queue.popleft()
+            if self.nullable[node]:
+                return path
+            for block in self.byte_classes(node):
+                byte = (block & -block).bit_length() - 1
+                nxt = self.derivative(node, byte)
+                if nxt == NOTHING or nxt in seen:
+                    continue
+                if self._empty.get(nxt):
+                    continue
+                seen.add(nxt)
+                if len(seen) > fuel:
+                    raise RegexTooComplex(f"more than {fuel} derivative states explored")
+                queue.append((nxt, path + bytes([byte])))
+        return None
+
+    def min_length(self, item: int, fuel: int = DEFAULT_FUEL) -> int | None:
+        """Length of the shortest string ``item`` matches (None if none). Structural, O(size),
+        without ``&``/``¬`` (so ``x{100000}`` costs nothing); a search otherwise."""
+        if not self.has_boolean(item):
+            return self._structural_min(item, {})
+        found = self._search_nullable(item, fuel)
+        return None if found is None else len(found)
+
+    def _structural_min(self, item: int, memo: dict[int, int | None]) -> int | None:
+        if item in memo:
+            return memo[item]
+        kind = self.kind[item]
+        args = self.args[item]
+        result: int | None
+        if kind == NOTHING_KIND:
+            result = None
+        elif kind == EPSILON_KIND:
+            result = 0
+        elif kind == BYTES_KIND:
+            result = 1
+        elif kind == CONCAT_KIND:
+            total = 0
+            for member in args:  # type: ignore[union-attr]
+                part = self._structural_min(member, memo)
+                if part is None:
+                    total = -1
+                    break
+                total += part
+            result = None if total < 0 else total
+        elif kind == OR_KIND:
+            options = [self._structural_min(m, memo) for m in args]  # type: ignore[union-attr]
+            known = [o for o in options if o is not None]
+            result = min(known) if known else None
+        else:  # REPEAT
+            inner, lo, _hi = args  # type: ignore[misc]
+            part = self._structural_min(inner, memo)
+            result = 0 if lo == 0 else (None if part is None else part * lo)
+        memo[item] = result
+        return result
+
+    def shortest(self, item: int, fuel: int = DEFAULT_FUEL) -> bytes | None:
+        """The canonical shortest string of ``item``: shortest, then least bytewise; following
+        its first byte, the shortest string of the derivative is the rest of it. Materialises the
+        string: use ``min_length`` for lengths."""
+        return self._search_nullable(item, fuel)
+
+    def describe(self, item: int) -> str:
+        """A readable rendering (for errors and debugging), not a parseable syntax."""
+        kind = self.kind[item]
+        args = self.args[item]
+        if kind == NOTHING_KIND:
+            return "∅"
+        if kind == EPSILON_KIND:
+            return "ε"
+        if kind == BYTES_KIND:
+            return _describe_bytes(args)  # type: ignore[arg-type]
+        if kind == CONCAT_KIND:
+            return "".join(self._describe_group(m) for m in args)  # type: ignore[union-attr]
+        if kind == OR_KIND:
+            return "(" + "|".join(self.describe(m) for m in args) + ")"  # type: ignore[union-attr]
+        if kind == AND_KIND:
+            return "(" + "&".join(self.describe(m) for m in args) + ")"  # type: ignore[union-attr]
+        if kind == NOT_KIND:
+            return "¬" + self._describe_group(args)  # type: ignore[arg-type]
+        inner, lo, hi = args  # type: ignore[misc]
+        return f"{self._describe_group(inner)}{{{lo},{'' if hi is None else hi}}}"
+
+    def _describe_group(self, item: int) -> str:
+        text = self.describe(item)
+        return text if self.kind[item] in (BYTES_KIND, OR_KIND, AND_KIND) else f"({text})"
+
+    def sequence(self, items: Sequence[int]) -> int:
+        return self.concat(*items)
+
+
+def _describe_bytes(mask: int) -> str:
+    values = [b for b in range(256) if (mask >> b) & 1]
+    if len(values) == 1:
+        return _show_byte(values[0])
+    runs: list[str] = []
+    start = prev = values[0]
+    for value in values[1:] + [-2]:
+        if value != prev + 1:
+            runs.append(_show_byte(start) if start == prev else f"{_show_byte(start)}-{_show_byte(prev)}")
+            start = value
+        prev = value
+    return "[" + "".join(runs) + "]"
+
+
+def _show_byte(value: int) -> str:
+    char = chr(value)
+    if 0x21 <= value < 0x7F and char not in "[]()|&\\-{}¬":
+        return char
+    return f"\\x{value:02x}"

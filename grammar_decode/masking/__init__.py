@@ -1,0 +1,1 @@
+"""Token masks over the recognizer: trie walks, slices, caches."""

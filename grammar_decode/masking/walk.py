@@ -1,0 +1,105 @@
+"""Trie walks driven by the recognizer: which tokens can follow a state.
+
+A token is allowed after a recognizer state when every one of its bytes steps to a viable state.
+The walk descends the vocabulary trie (``trie.py``) once, stepping the lexer per node and
+skipping the whole subtree of a rejected byte.
+
+It is split in two, so that the expensive part is shared across contexts:
+
+* ``lexeme_walk(lexer, trie, lex)`` looks at the lexer alone: the tokens that stay inside the
+  current lexeme (decided by the lexer state, whatever the parse), and the *boundaries*: trie
+  nodes where the lexeme must end (the lexer cannot take the byte, but a lexeme matches just
+  before it). It depends on the lexer state only, so it is cached per lexer state and serves every
+  nesting depth and every parse that reaches that lexer state.
+* ``boundary_walk(recognizer, trie, boundaries, parse)`` finishes the job for one parse: at each
+  boundary the parse scans the matched lexemes, the lexer restarts on what the parse expects, and
+  the subtree below is walked with both (further boundaries included). Boundary subtrees are small
+  (tokens such as ``",`` or ``"}]``).
+
+Cost: one dict lookup per visited node once the lexer's transitions exist (~0.3 µs in CPython).
+"""
+
+from __future__ import annotations
+
+from ..engine.lexer import DEAD, Lexer
+from ..engine.parser import ParseState
+from ..engine.recognizer import Recognizer
+from ..trie import TokenTrie
+
+#: A boundary: (trie node, lexer state just before that node's byte).
+Boundary = tuple[int, int]
+
+
+def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary]]:
+    """Nodes whose bytes all stay inside the lexeme begun at ``lex``, and the boundaries met."""
+    byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
+    transitions, accepting, step = lexer.transitions, lexer.accepting, lexer.step
+    n = len(byte_at)
+    stack = [lex] * (trie.max_depth + 1)
+    nodes: list[int] = []
+    boundaries: list[Boundary] = []
+    i = 1
+    while i < n:
+        parent = stack[depth_at[i] - 1]
+        b = byte_at[i]
+        nxt = transitions[parent].get(b)
+        if nxt is None:
+            nxt = step(parent, b)
+        if nxt == DEAD:
+            if accepting[parent]:
+                boundaries.append((i, parent))
+            i = end_at[i]
+            continue
+        stack[depth_at[i]] = nxt
+        nodes.append(i)
+        i += 1
+    return nodes, boundaries
+
+
+def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary],
+                  parse: ParseState) -> list[int]:
+    """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
+    from ``parse``."""
+    lexer = recognizer.lexer
+    byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
+    transitions, accepting, step = lexer.transitions, lexer.accepting, lexer.step
+    lexer_start = recognizer.lexer_start
+    nodes: list[int] = []
+    lex_stack = [DEAD] * (trie.max_depth + 1)
+    parse_stack: list[ParseState | None] = [None] * (trie.max_depth + 1)
+    for top, before in boundaries:
+        after = parse.scan(accepting[before])
+        if after is None:
+            continue
+        fresh = lexer_start(after)
+        if fresh == DEAD:
+            continue
+        base = depth_at[top] - 1
+        lex_stack[base] = fresh
+        parse_stack[base] = after
+        stop = end_at[top]
+        i = top
+        while i < stop:
+            depth = depth_at[i]
+            lex = lex_stack[depth - 1]
+            current = parse_stack[depth - 1]
+            b = byte_at[i]
+            nxt = transitions[lex].get(b)
+            if nxt is None:
+                nxt = step(lex, b)
+            if nxt == DEAD:
+                # another boundary inside the token (a fresh lexer state never matches: lexemes
+                # are never empty)
+                matched = accepting[lex]
+                scanned = current.scan(matched) if matched else None  # type: ignore[union-attr]
+                restart = lexer_start(scanned) if scanned is not None else DEAD
+                nxt = step(restart, b) if restart != DEAD else DEAD
+                if nxt == DEAD:
+                    i = end_at[i]
+                    continue
+                current = scanned
+            lex_stack[depth] = nxt
+            parse_stack[depth] = current
+            nodes.append(i)
+            i += 1
+    return nodes

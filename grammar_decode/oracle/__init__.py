@@ -1,0 +1,1 @@
+"""The independent reference recognizer and its token masks (slow; for tests)."""

@@ -1,0 +1,126 @@
+"""The byte-regex IR: canonical forms, derivatives against Python's ``re``, symbolic counters,
+emptiness and shortest strings with intersection and complement."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grammar_decode.ir.regex import ANYTHING, EPSILON, NOTHING, ExprSet, RegexTooComplex, byte_mask, byte_range
+from grammar_decode.ir import utf8
+
+
+@pytest.fixture()
+def exprs() -> ExprSet:
+    return ExprSet()
+
+
+def test_canonical_forms_give_equal_ids(exprs: ExprSet) -> None:
+    a, b, c = (exprs.literal(x) for x in (b"a", b"b", b"c"))
+    assert exprs.alt(a, b) == exprs.alt(b, a) == exprs.alt(a, exprs.alt(b, a)) == exprs.byteset(byte_mask(b"ab"))
+    assert exprs.concat(a, exprs.concat(b, c)) == exprs.concat(exprs.concat(a, b), c)
+    assert exprs.concat(a, EPSILON, b) == exprs.concat(a, b)
+    assert exprs.concat(a, NOTHING) == NOTHING and exprs.alt(a, NOTHING) == a
+    assert exprs.negate(exprs.negate(a)) == a
+    assert exprs.both(a, ANYTHING) == a and exprs.both(a, NOTHING) == NOTHING
+    assert exprs.repeat(a, 1, 1) == a and exprs.repeat(a, 0, 0) == EPSILON
+    assert exprs.star(exprs.star(a)) == exprs.star(a) == exprs.star(exprs.plus(a))
+    assert exprs.repeat(exprs.optional(a), 2, 5) == exprs.repeat(exprs.optional(a), 0, 5)
+
+
+def test_bounded_repetition_stays_one_node(exprs: ExprSet) -> None:
+    letters = exprs.byteset(byte_range(ord("a"), ord("z")))
+    big = exprs.repeat(letters, 0, 100_000)
+    before = len(exprs)
+    state = exprs.derive_bytes(big, b"abc")
+    assert len(exprs) - before < 20  # three derivatives, not 100,000 unrolled copies
+    assert exprs.nullable[state]
+    assert exprs.min_length(exprs.repeat(letters, 100_000, 100_000)) == 100_000
+
+
+def test_counters_are_exact_at_their_bounds(exprs: ExprSet) -> None:
+    digit = exprs.byteset(byte_range(ord("0"), ord("9")))
+    two_to_four = exprs.repeat(digit, 2, 4)
+    table = {b"": False, b"1": False, b"12": True, b"123": True, b"1234": True, b"12345": False}
+    for text, expected in table.items():
+        assert exprs.matches(two_to_four, text) is expected, text
+
+
+def test_intersection_and_complement(exprs: ExprSet) -> None:
+    word = exprs.plus(exprs.byteset(byte_range(ord("a"), ord("z"))))
+    keywords = exprs.alt(exprs.literal(b"if"), exprs.literal(b"else"))
+    identifier = exprs.difference(word, keywords)
+    for text, expected in {b"if": False, b"else": False, b"iff": True, b"i": True, b"": False, b"x1": False}.items():
+        assert exprs.matches(identifier, text) is expected, text
+    assert not exprs.is_empty(identifier)
+    assert exprs.is_empty(exprs.both(exprs.literal(b"a"), exprs.literal(b"b")))
+    assert exprs.is_empty(exprs.difference(keywords, keywords))
+    assert exprs.shortest(identifier) == b"a"
+    assert exprs.min_length(exprs.difference(word, exprs.repeat(exprs.byteset(byte_mask(b"a")), 1, 3))) == 1
+
+
+def test_emptiness_search_is_bounded(exprs: ExprSet) -> None:
+    digits = exprs.repeat(exprs.byteset(byte_range(ord("0"), ord("9"))), 0, 50_000)
+    tricky = exprs.both(digits, exprs.negate(exprs.repeat(exprs.byteset(byte_range(ord("0"), ord("9"))), 0, 49_999)),
+                        exprs.literal(b"x"))
+    with pytest.raises(RegexTooComplex):
+        exprs.shortest(exprs.both(digits, exprs.negate(exprs.repeat(
+            exprs.byteset(byte_range(ord("0"), ord("9"))), 0, 49_999))), fuel=1000)
+    assert exprs.is_empty(tricky)
+
+
+def test_shortest_is_canonical(exprs: ExprSet) -> None:
+    """After the first byte of the shortest string, the derivative's shortest string is the
+    rest of it (the closing budget relies on this)."""
+    e = exprs.alt(exprs.literal(b"zz"), exprs.literal(b"ab"), exprs.concat(exprs.literal(b"b"), exprs.star(exprs.literal(b"q"))))
+    text = exprs.shortest(e)
+    assert text == b"b"
+    e2 = exprs.alt(exprs.literal(b"zz"), exprs.literal(b"ab"))
+    text = exprs.shortest(e2)
+    assert text == b"ab" and exprs.shortest(exprs.derivative(e2, text[0])) == text[1:]
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF),
+                                   (0x41, 0x10FFFF), (0xD000, 0xE000), (0x3B1, 0x3C9), (0xFFFD, 0x10000)])
+def test_code_point_ranges_are_exact(exprs: ExprSet, lo: int, hi: int) -> None:
+    e = utf8.code_points(exprs, [(lo, hi)])
+    probes = {lo, hi, lo - 1, hi + 1, (lo + hi) // 2, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000}
+    for c in sorted(p for p in probes if 0 <= p <= 0x10FFFF and not 0xD800 <= p <= 0xDFFF):
+        assert exprs.matches(e, chr(c).encode()) is (lo <= c <= hi), hex(c)
+    # no surrogate, overlong or out-of-range encoding is ever matched
+    for bad in (b"\xed\xa0\x80", b"\xc0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xff"):
+        assert not exprs.matches(e, bad)
+
+
+_ATOMS = ["a", "b", "ab", "[a-c]", "[^a]", ".", "\\d", "é", "(a|bc)", "x"]
+
+
+@st.composite
+def python_patterns(draw: st.DrawFn, depth: int = 3) -> str:
+    if depth == 0 or draw(st.booleans()):
+        return draw(st.sampled_from(_ATOMS))
+    inner = draw(python_patterns(depth - 1))
+    other = draw(python_patterns(depth - 1))
+    op = draw(st.sampled_from(["cat", "alt", "star", "plus", "opt", "count"]))
+    if op == "cat":
+        return f"(?:{inner})(?:{other})"
+    if op == "alt":
+        return f"(?:{inner}|{other})"
+    if op == "count":
+        lo = draw(st.integers(0, 3))
+        return f"(?:{inner}){{{lo},{lo + draw(st.integers(0, 2))}}}"
+    return f"(?:{inner}){ {'star': '*', 'plus': '+', 'opt': '?'}[op] }"
+
+
+@given(python_patterns(), st.lists(st.text(alphabet="abcxé1\n", max_size=6), min_size=1, max_size=8))
+def test_fullmatch_agrees_with_re(pattern: str, texts: list[str]) -> None:
+    from grammar_decode.frontends.regex import translate
+
+    exprs = ExprSet()
+    e = translate(exprs, pattern)
+    compiled = re.compile(pattern)
+    for text in texts:
+        assert exprs.matches(e, text.encode()) is (compiled.fullmatch(text) is not None), (pattern, text)

@@ -1,0 +1,63 @@
+"""The lazily built lexer DFA: canonical states, no dead states, symbolic counters, threads."""
+
+from __future__ import annotations
+
+from grammar_decode.engine.lexer import DEAD, Lexer
+from grammar_decode.frontends.regex import translate
+from grammar_decode.ir.regex import ExprSet
+
+from conftest import run_in_threads
+
+
+def make(*patterns: str) -> Lexer:
+    exprs = ExprSet()
+    return Lexer(exprs, [translate(exprs, p) for p in patterns])
+
+
+def test_states_track_every_live_lexeme() -> None:
+    lexer = make(r"if", r"[a-z]+", r"[0-9]+")
+    start = lexer.start([0, 1, 2])
+    after_i = lexer.step(start, ord("i"))
+    after_if = lexer.step(after_i, ord("f"))
+    assert lexer.live_lexemes(after_i) == (0, 1) and lexer.accepting[after_i] == {1}
+    assert lexer.accepting[after_if] == {0, 1}
+    assert lexer.step(after_if, ord("x")) != DEAD and lexer.live_lexemes(lexer.step(after_if, ord("x"))) == (1,)
+    assert lexer.step(start, ord("-")) == DEAD
+    assert lexer.start([2]) != start and lexer.step(lexer.start([2]), ord("a")) == DEAD
+
+
+def test_equal_futures_share_a_state() -> None:
+    lexer = make(r"(ab)*c")
+    start = lexer.start([0])
+    assert lexer.feed(start, b"abab") == lexer.feed(start, b"ab") == start
+
+
+def test_no_dead_states_with_intersection() -> None:
+    exprs = ExprSet()
+    word = translate(exprs, "[a-z]+")
+    lexer = Lexer(exprs, [exprs.difference(word, translate(exprs, "[a-z]*q"))])
+    start = lexer.start([0])
+    # "q" alone can never be extended into a word that does not end in q... but "qa" can
+    assert lexer.step(start, ord("q")) != DEAD
+    assert not lexer.accepting[lexer.step(start, ord("q"))]
+    lexer2 = Lexer(exprs, [exprs.both(translate(exprs, "a+"), translate(exprs, "b+"))])
+    assert lexer2.start([0]) == DEAD
+
+
+def test_big_counters_build_states_lazily() -> None:
+    lexer = make(r'"[a-z]{0,100000}"')
+    state = lexer.start([0])
+    state = lexer.feed(state, b'"' + b"a" * 300)
+    assert state != DEAD and len(lexer) < 400
+    assert lexer.min_bytes_to_accept(state) == 1
+    assert lexer.can_extend(state) and not lexer.can_extend(lexer.step(state, ord('"')))
+
+
+def test_concurrent_lexing_agrees() -> None:
+    lexer = make(r"[a-z]+", r"[a-z]*[0-9]{1,3}")
+
+    def work() -> list[int]:
+        return [lexer.feed(lexer.start([0, 1]), text) for text in (b"abc123", b"zz9", b"q") * 50]
+
+    results = run_in_threads(work)
+    assert all(r == results[0] for r in results) and DEAD not in results[0]

@@ -6,11 +6,15 @@ shared) → ``grammar.matcher(vocab)`` → ``Matcher`` (per request).
 
 from .errors import (
     GrammarDecodeError,
+    GrammarError,
     SchemaError,
     TokenRejected,
+    UnsupportedRegexError,
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .frontends.lark import compile_grammar
+from .frontends.regex import compile_regex
 from .generate import GenerationResult, apply_mask, generate
 from .grammar import CompiledGrammar, Matcher, compile_json_schema
 from .mask import bitmask_words
@@ -20,15 +24,19 @@ __all__ = [
     "CompiledGrammar",
     "GenerationResult",
     "GrammarDecodeError",
+    "GrammarError",
     "Matcher",
     "SchemaError",
     "TokenRejected",
+    "UnsupportedRegexError",
     "UnsupportedSchemaError",
     "Vocabulary",
     "VocabularyError",
     "apply_mask",
     "bitmask_words",
+    "compile_grammar",
     "compile_json_schema",
+    "compile_regex",
     "generate",
 ]
 __version__ = "0.1.0"

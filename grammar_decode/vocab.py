@@ -128,13 +128,19 @@ class Vocabulary:
     def _ordinary_set(self) -> frozenset[bytes]:
         if self._ordinary is None:
             ordinary = self.ordinary_mask()
-            self._ordinary = frozenset(t for i, t in enumerate(self._tokens) if ordinary[i])
-            self._longest = max((len(t) for t in self._ordinary), default=0)
+            tokens = frozenset(t for i, t in enumerate(self._tokens) if ordinary[i])
+            # _longest first: a thread that sees _ordinary set must also see its _longest
+            self._longest = max((len(t) for t in tokens), default=0)
+            self._ordinary = tokens
         return self._ordinary
 
     def fewest_tokens(self, data: bytes) -> int | None:
         """Fewest ordinary tokens whose concatenation is exactly ``data`` (None if impossible).
         Dynamic programming over positions; O(len(data) × longest token) set lookups."""
+        return self.fewest_tokens_per_suffix(data)[0]
+
+    def fewest_tokens_per_suffix(self, data: bytes) -> list[int | None]:
+        """``fewest_tokens(data[i:])`` for every ``i`` in ``0..len(data)``, in one pass."""
         tokens = self._ordinary_set()
         longest = self._longest
         n = len(data)
@@ -147,7 +153,7 @@ class Vocabulary:
                 if rest is not None and (found is None or rest + 1 < found) and data[start:stop] in tokens:
                     found = rest + 1
             best[start] = found
-        return best[0]
+        return best
 
     def prepare(self) -> "Vocabulary":
         """Build the per-vocabulary structures now (trie, string slice) instead of on the first

@@ -14,14 +14,15 @@ from conftest import PERSON
 
 def test_core_import_needs_only_numpy() -> None:
     code = ("import sys, grammar_decode; "
-            "heavy = [m for m in ('torch', 'transformers', 'llama_cpp', 'jsonschema', 'gguf', 'tiktoken') "
+            "heavy = [m for m in ('torch', 'transformers', 'llama_cpp', 'jsonschema', 'gguf', 'tiktoken', 'lark', 'regex') "
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_public_names() -> None:
-    for name in ("Vocabulary", "compile_json_schema", "CompiledGrammar", "Matcher", "generate",
+    for name in ("Vocabulary", "compile_json_schema", "compile_regex", "compile_grammar", "CompiledGrammar",
+                 "Matcher", "generate", "GrammarError", "UnsupportedRegexError",
                  "UnsupportedSchemaError", "SchemaError", "TokenRejected", "apply_mask", "bitmask_words"):
         assert name in gd.__all__ and hasattr(gd, name)
     assert issubclass(gd.UnsupportedSchemaError, ValueError)

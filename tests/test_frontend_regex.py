@@ -42,8 +42,8 @@ def test_table_agrees_with_re(pattern: str) -> None:
 @pytest.mark.parametrize("pattern,construct", [
     (r"a(?=b)", "lookahead"), (r"a(?!b)", "negative lookahead"), (r"(?<=a)b", "lookbehind"),
     (r"(a)\1", "backreference"), (r"(a)?(?(1)b|c)", "conditional"), (r"\bword", "word boundary"),
-    (r"a*+", "possessive"), (r"(?>ab)", "atomic"), (r"(?i)abc", "case-insensitive"),
-    (r"(?i:a)", "case-insensitive"), (r"a^b", "anchor"), (r"a$b", "anchor"), (r"(?:a?^b)", "anchor"),
+    (r"a*+", "possessive"), (r"(?>ab)", "atomic"), (r"(?i:a)", "local case-insensitive"),
+    (r"(?-i:a)", "local case-insensitive"), (r"a^b", "anchor"), (r"a$b", "anchor"), (r"(?:a?^b)", "anchor"),
 ])
 def test_refusals_are_typed_and_name_the_construct(pattern: str, construct: str) -> None:
     with pytest.raises(UnsupportedRegexError, match=construct) as info:
@@ -54,8 +54,19 @@ def test_refusals_are_typed_and_name_the_construct(pattern: str, construct: str)
 def test_flags_argument() -> None:
     exprs = ExprSet()
     assert exprs.matches(translate(exprs, ".", re.DOTALL), b"\n")
-    with pytest.raises(UnsupportedRegexError, match="case-insensitive"):
-        translate(exprs, "a", re.IGNORECASE)
+    assert exprs.matches(translate(exprs, "ab", re.IGNORECASE), b"aB")
+
+
+@pytest.mark.parametrize("pattern,flags", [("(?i)kelvin", 0), ("[a-z]+", re.IGNORECASE), ("[^k]", re.IGNORECASE),
+                                           ("(?i)straße", 0), ("(?ai)k", 0), ("(?i)[^\\W\\d]", 0)])
+def test_case_insensitive_agrees_with_re(pattern: str, flags: int) -> None:
+    """Unicode case folding as re does it: 'k' also matches the Kelvin sign, 'ſ' matches 's'."""
+    exprs = ExprSet()
+    e = translate(exprs, pattern, flags)
+    probes = ["kelvin", "KELVIN", "\u212aelvin", "K", "k", "\u212a", "ſ", "S", "straße", "STRASSE", "STRAẞE",
+              "Straße", "x", "É", "é", "1", "_"]
+    for text in probes:
+        assert exprs.matches(e, text.encode()) is (re.fullmatch(pattern, text, flags) is not None), (pattern, text)
 
 
 @pytest.mark.parametrize("pattern", ["(", "a{2,1}", "[z-a]", "*"])

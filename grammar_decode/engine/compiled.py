@@ -20,6 +20,7 @@ from ..ir.grammar import Grammar
 from ..mask import bitmask_words
 from ..masking.masker import DEFAULT_CACHE_BYTES, Masker
 from ..vocab import Vocabulary
+from .completion import Completions
 from .recognizer import Recognizer, State
 from .transform import DEFAULT_MAX_SIZE
 
@@ -37,6 +38,7 @@ class EngineGrammar:
         self.ir = grammar
         self.description = description
         self.recognizer = Recognizer(grammar, max_size)
+        self.completions = Completions(self.recognizer)  # vocabulary-independent
         self.max_cache_bytes = max_cache_bytes
         self._maskers: "weakref.WeakKeyDictionary[Vocabulary, Masker]" = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -52,12 +54,17 @@ class EngineGrammar:
         """Whether ``text`` can be extended into a complete sentence."""
         return self.recognizer.accepts_prefix(_as_bytes(text))
 
+    def min_completion_tokens(self, vocab: Vocabulary) -> int:
+        """Fewest tokens of ``vocab`` that spell the canonical shortest text: the smallest
+        ``max_tokens`` for which ``generate`` guarantees a complete text."""
+        return self.masker(vocab).finish_tokens(self.recognizer.initial)
+
     def masker(self, vocab: Vocabulary) -> Masker:
         """The shared mask cache for ``vocab`` (created on first use)."""
         with self._lock:
             masker = self._maskers.get(vocab)
             if masker is None:
-                masker = self._maskers[vocab] = Masker(self.recognizer, vocab, self.max_cache_bytes)
+                masker = self._maskers[vocab] = Masker(self.recognizer, vocab, self.max_cache_bytes, self.completions)
             return masker
 
     def matcher(self, vocab: Vocabulary) -> "EngineMatcher":
@@ -113,6 +120,22 @@ class EngineMatcher:
         if self.terminated:
             return np.zeros(len(self.vocab), dtype=bool)
         return self._masker.mask(self.state)
+
+    def budget_mask(self, remaining_tokens: int) -> np.ndarray:
+        """``mask()`` narrowed so that the text can still end within ``remaining_tokens`` tokens
+        (see ``Masker.budget_mask``)."""
+        if self.terminated:
+            return np.zeros(len(self.vocab), dtype=bool)
+        return self._masker.budget_mask(self.state, remaining_tokens)
+
+    def min_completion_tokens(self) -> int:
+        """Fewest tokens that spell the canonical completion from here (the closing budget's
+        measure)."""
+        return 0 if self.terminated else self._masker.finish_tokens(self.state)
+
+    def min_completion_bytes(self) -> int:
+        """Fewest bytes that complete the text from here."""
+        return 0 if self.terminated else self.grammar.completions.min_bytes(self.state)
 
     def fill_bitmask(self, out: np.ndarray, row: int = 0) -> None:
         """Write the mask into row ``row`` of ``out`` (int32, shape ``(batch, ceil(W / 32))``,

@@ -6,10 +6,13 @@ over the UTF-8 bytes of the matched text. Character classes (``\\d``, ``\\w``, `
 Unicode or ``re.ASCII`` meaning) are read off the ``re`` module itself, once per class, so they
 agree with it by construction.
 
+Case-insensitive matching (``re.IGNORECASE``, ``(?i)``) is read off ``re`` the same way, class by
+class, so Unicode case folding (``k`` matching the Kelvin sign) agrees with it too.
+
 Refused with ``UnsupportedRegexError``, because no finite automaton expresses them exactly or
 because their meaning depends on the matcher's search order: lookahead and lookbehind,
 backreferences and conditionals, word boundaries, possessive repeats and atomic groups, and
-case-insensitive matching. ``^``/``\\A`` are accepted where they can only stand at the start of the
+local case-insensitive groups ``(?i:...)``. ``^``/``\\A`` are accepted where they can only stand at the start of the
 text and ``$``/``\\Z`` where they can only stand at its end (there, under ``fullmatch``, they match
 the empty string).
 """
@@ -42,24 +45,46 @@ _CATEGORY_PATTERNS = {
     _C.CATEGORY_WORD: r"\w", _C.CATEGORY_NOT_WORD: r"\W",
     _C.CATEGORY_SPACE: r"\s", _C.CATEGORY_NOT_SPACE: r"\S",
 }
-_category_cache: dict[tuple[Any, bool], utf8.Ranges] = {}
-_category_lock = threading.Lock()
+_class_cache: dict[tuple[str, int], utf8.Ranges] = {}
+_class_lock = threading.Lock()
+_every_char: list[str] = []
+
+
+def class_ranges(pattern: str, flags: int) -> utf8.Ranges:
+    """Code point ranges of the one-character class ``pattern`` exactly as ``re`` matches it
+    under ``flags``: read off ``re`` itself by running it over every code point (~0.05 s per
+    distinct class, cached)."""
+    key = (pattern, flags)
+    with _class_lock:
+        found = _class_cache.get(key)
+        if found is None:
+            if not _every_char:
+                _every_char.append("".join(chr(c) for c in range(utf8.MAX_CODE_POINT + 1)
+                                           if not 0xD800 <= c <= 0xDFFF))
+            ranges: utf8.Ranges = []
+            for match in re.finditer(f"(?:{pattern})+", _every_char[0], flags):
+                text = match.group()
+                start = ord(text[0])
+                previous = start
+                for char in text[1:]:  # a run of matches may skip the surrogates: split it there
+                    code = ord(char)
+                    if code != previous + 1:
+                        ranges.append((start, previous))
+                        start = code
+                    previous = code
+                ranges.append((start, previous))
+            found = _class_cache[key] = utf8.normalize(ranges)
+        return found
 
 
 def category_ranges(category: Any, ascii_only: bool) -> utf8.Ranges:
-    """Code point ranges of ``\\d``/``\\w``/``\\s`` (or their negations) as ``re`` defines them.
-    Computed once per class by running ``re`` over every code point (~0.1 s)."""
-    key = (category, ascii_only)
-    with _category_lock:
-        found = _category_cache.get(key)
-        if found is None:
-            flags = re.ASCII if ascii_only else 0
-            every = "".join(chr(c) for c in range(utf8.MAX_CODE_POINT + 1) if not 0xD800 <= c <= 0xDFFF)
-            ranges: utf8.Ranges = []
-            for match in re.finditer(_CATEGORY_PATTERNS[category] + "+", every, flags):
-                ranges.append((ord(match.group()[0]), ord(match.group()[-1])))
-            found = _category_cache[key] = utf8.normalize(ranges)
-        return found
+    """Code point ranges of ``\\d``/``\\w``/``\\s`` (or their negations) as ``re`` defines them."""
+    return class_ranges(_CATEGORY_PATTERNS[category], re.ASCII if ascii_only else 0)
+
+
+def _class_pattern(ranges: utf8.Ranges, negate: bool) -> str:
+    body = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
+    return f"[{'^' if negate else ''}{body}]" if body else ("[^\\s\\S]" if not negate else "[\\s\\S]")
 
 
 class _Translator:
@@ -67,6 +92,15 @@ class _Translator:
         self.exprs = exprs
         self.pattern = pattern
         self.ascii_only = bool(flags & re.ASCII)
+        self.ignore_case = bool(flags & re.IGNORECASE)
+
+    def chars(self, ranges: utf8.Ranges, negate: bool = False) -> int:
+        """One character out of ``ranges`` (or outside them); under case-insensitive matching,
+        the characters ``re`` matches with that class and ``re.IGNORECASE``."""
+        if self.ignore_case:
+            flags = re.IGNORECASE | (re.ASCII if self.ascii_only else 0)
+            return utf8.code_points(self.exprs, class_ranges(_class_pattern(ranges, negate), flags))
+        return utf8.code_points(self.exprs, utf8.complement(ranges) if negate else ranges)
 
     def refuse(self, construct: str, detail: str = "") -> UnsupportedRegexError:
         return UnsupportedRegexError(construct, self.pattern, detail)
@@ -79,19 +113,20 @@ class _Translator:
     def item(self, op: Any, av: Any, dotall: bool, at_start: bool, at_end: bool) -> int:
         exprs = self.exprs
         if op is _C.LITERAL:
-            return utf8.code_points(exprs, [(av, av)])
+            return self.chars([(av, av)])
         if op is _C.NOT_LITERAL:
-            return utf8.code_points(exprs, utf8.complement([(av, av)]))
+            return self.chars([(av, av)], negate=True)
         if op is _C.ANY:
             return utf8.code_points(exprs, [(0, utf8.MAX_CODE_POINT)] if dotall else utf8.complement([(10, 10)]))
         if op is _C.IN:
-            return utf8.code_points(exprs, self.char_class(av))
+            ranges, negate = self.char_class(av)
+            return self.chars(ranges, negate)
         if op is _C.BRANCH:
             return exprs.alt(*(self.sequence(list(branch), dotall, at_start, at_end) for branch in av[1]))
         if op is _C.SUBPATTERN:
             _group, add_flags, del_flags, body = av
-            if add_flags & re.IGNORECASE:
-                raise self.refuse("case-insensitive matching", "(?i)")
+            if add_flags & re.IGNORECASE or del_flags & re.IGNORECASE:
+                raise self.refuse("a local case-insensitive flag", "(?i:...) or (?-i:...)")
             if add_flags & re.ASCII:
                 raise self.refuse("a local ASCII flag", "(?a:...)")
             if add_flags & re.DOTALL:
@@ -122,7 +157,7 @@ class _Translator:
             raise self.refuse("an atomic group")
         raise self.refuse(f"the construct {op}")
 
-    def char_class(self, items: list) -> utf8.Ranges:
+    def char_class(self, items: list) -> tuple[utf8.Ranges, bool]:
         negate = False
         ranges: utf8.Ranges = []
         for op, av in items:
@@ -138,7 +173,7 @@ class _Translator:
                 ranges.extend(category_ranges(av, self.ascii_only))
             else:
                 raise self.refuse(f"the class item {op}")
-        return utf8.complement(ranges) if negate else utf8.normalize(ranges)
+        return utf8.normalize(ranges), negate
 
 
 def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
@@ -152,9 +187,7 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
     """
     if not isinstance(pattern, str):
         raise TypeError(f"a pattern is a str, not {type(pattern).__name__}")
-    allowed = re.ASCII | re.DOTALL | re.MULTILINE | re.VERBOSE | re.UNICODE
-    if flags & re.IGNORECASE:
-        raise UnsupportedRegexError("case-insensitive matching", pattern, "re.IGNORECASE")
+    allowed = re.ASCII | re.DOTALL | re.MULTILINE | re.VERBOSE | re.UNICODE | re.IGNORECASE
     if flags & ~allowed:
         raise UnsupportedRegexError("the flags", pattern, str(flags))
     try:
@@ -162,8 +195,6 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
     except (re.error, OverflowError, RecursionError) as exc:
         raise GrammarError(f"invalid regular expression {pattern!r}: {exc}") from exc
     global_flags = parsed.state.flags
-    if global_flags & re.IGNORECASE:
-        raise UnsupportedRegexError("case-insensitive matching", pattern, "(?i)")
     translator = _Translator(exprs, pattern, global_flags)
     return translator.sequence(list(parsed), bool(global_flags & re.DOTALL), True, True)
 
@@ -175,7 +206,7 @@ def compile_regex(pattern: str, flags: int = 0) -> EngineGrammar:
     Raises:
         GrammarError: invalid syntax, or a pattern that matches nothing.
         UnsupportedRegexError: lookaround, backreferences, word boundaries, possessive repeats,
-            atomic groups, case-insensitive matching, or an anchor away from the text's ends.
+            atomic groups, local case-insensitive groups, or an anchor away from the text's ends.
     """
     grammar = Grammar()
     expr = translate(grammar.exprs, pattern, flags)

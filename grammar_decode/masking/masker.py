@@ -22,7 +22,9 @@ import weakref
 
 import numpy as np
 
+from ..engine.completion import Completions
 from ..engine.lexer import DEAD
+from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer, State
 from ..mask import pack_mask
 from ..trie import TokenTrie
@@ -35,19 +37,47 @@ from .walk import Boundary, boundary_walk, lexeme_walk
 DEFAULT_CACHE_BYTES = 256 << 20
 
 
-class _LexemePart:
-    __slots__ = ("mask", "trie", "boundaries")
+#: ``finish_tokens`` of a state whose canonical completion this vocabulary cannot spell, or that
+#: has none the budget can vouch for.
+UNREACHABLE = 1 << 30
 
-    def __init__(self, mask: np.ndarray, trie: TokenTrie, boundaries: list[Boundary]) -> None:
+
+class _LexemePart:
+    __slots__ = ("mask", "trie", "boundaries", "reached")
+
+    def __init__(self, mask: np.ndarray, trie: TokenTrie, boundaries: list[Boundary], reached: frozenset[int]) -> None:
         self.mask = mask
         self.trie = trie
         self.boundaries = boundaries
+        self.reached = reached  # lexer states the lexeme-internal tokens lead to
+
+
+class _BoundaryPart:
+    __slots__ = ("ids", "reached")
+
+    def __init__(self, ids: np.ndarray, reached: frozenset[tuple[int, ParseState]]) -> None:
+        self.ids = ids
+        self.reached = reached
+
+
+class _Finish:
+    __slots__ = ("completion", "suffix_tokens")
+
+    def __init__(self, completion: bytes | None, suffix_tokens: list[int | None]) -> None:
+        self.completion = completion
+        self.suffix_tokens = suffix_tokens
+
+    @property
+    def tokens(self) -> int:
+        first = self.suffix_tokens[0] if self.suffix_tokens else None
+        return UNREACHABLE if first is None else first
 
 
 class Masker:
     """Computes and caches masks; shared by every matcher of one grammar and vocabulary."""
 
-    def __init__(self, recognizer: Recognizer, vocab: Vocabulary, max_cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(self, recognizer: Recognizer, vocab: Vocabulary, max_cache_bytes: int = DEFAULT_CACHE_BYTES,
+                 completions: Completions | None = None) -> None:
         self.recognizer = recognizer
         # a proxy: grammars keep maskers in a WeakKeyDictionary keyed by the vocabulary
         self.vocab: Vocabulary = weakref.proxy(vocab)
@@ -58,7 +88,13 @@ class Masker:
         self.ordinary = vocab.ordinary_mask()  # O(V), once per (grammar, vocabulary)
         self.ordinary.flags.writeable = False
         self._lexeme_parts: ByteBoundedLRU[_LexemePart] = ByteBoundedLRU(max_cache_bytes // 2)
-        self._boundary_ids: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 4)
+        self._boundary_parts: ByteBoundedLRU[_BoundaryPart] = ByteBoundedLRU(max_cache_bytes // 4)
+        self._finish: ByteBoundedLRU[_Finish] = ByteBoundedLRU(max_cache_bytes // 16)
+        self._successor_bytes: ByteBoundedLRU[int] = ByteBoundedLRU(max_cache_bytes // 64)
+        self.completions = completions if completions is not None else Completions(recognizer)
+        # fewest tokens <= fewest bytes holds when every byte value is an ordinary token
+        self._bytes_bound_tokens = not vocab.missing_single_bytes()
+        self._ids_by_bytes: dict[bytes, list[int]] | None = None
         self._masks: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._loops: dict[int, bool] = {}
@@ -74,14 +110,24 @@ class Masker:
         if loops is None:
             loops = self._loops[lex] = loops_on_plain_text(lexer, lex)
         trie = self.slice.rest if loops else self.trie
-        nodes, boundaries = lexeme_walk(lexer, trie, lex)
+        nodes, boundaries, reached = lexeme_walk(lexer, trie, lex)
         mask[trie.tokens_at(nodes)] = True
         if loops:
             mask |= self.slice.plain
+            reached.add(lex)
         mask.flags.writeable = False
-        part = _LexemePart(mask, trie, boundaries)
-        self._lexeme_parts.put(lex, part, mask.nbytes + 64 * len(boundaries))
+        part = _LexemePart(mask, trie, boundaries, frozenset(reached))
+        self._lexeme_parts.put(lex, part, mask.nbytes + 64 * (len(boundaries) + len(reached)))
         return part
+
+    def _boundary_part(self, lex: int, parse: ParseState, part: _LexemePart) -> _BoundaryPart:
+        key = (lex, parse)
+        found = self._boundary_parts.get(key)
+        if found is None:
+            nodes, reached = boundary_walk(self.recognizer, part.trie, part.boundaries, parse)
+            found = _BoundaryPart(part.trie.tokens_at(nodes), frozenset(reached))
+            self._boundary_parts.put(key, found, found.ids.nbytes + 64 * (len(reached) + 1))
+        return found
 
     def mask(self, state: State) -> np.ndarray:
         """Bool mask over the vocabulary: token t allowed iff ``state`` + bytes(t) is viable; EOS
@@ -96,12 +142,7 @@ class Masker:
             part = self._lexeme_part(lex)
             mask = part.mask.copy()
             if part.boundaries:
-                key = (lex, parse)
-                ids = self._boundary_ids.get(key)
-                if ids is None:
-                    ids = part.trie.tokens_at(boundary_walk(self.recognizer, part.trie, part.boundaries, parse))
-                    self._boundary_ids.put(key, ids, ids.nbytes + 64)
-                mask[ids] = True
+                mask[self._boundary_part(lex, parse, part).ids] = True
         if len(self.eos_ids) and self.recognizer.is_accepting(state):
             mask[self.eos_ids] = True
         mask.flags.writeable = False
@@ -119,5 +160,83 @@ class Masker:
 
     def cache_info(self) -> dict[str, dict[str, int]]:
         """Entries, bytes held, hits and misses of each cache."""
-        return {"lexeme_parts": self._lexeme_parts.info(), "boundary_ids": self._boundary_ids.info(),
-                "masks": self._masks.info(), "packed": self._packed.info()}
+        return {"lexeme_parts": self._lexeme_parts.info(), "boundary_parts": self._boundary_parts.info(),
+                "masks": self._masks.info(), "packed": self._packed.info(), "finish": self._finish.info(),
+                "successor_bytes": self._successor_bytes.info()}
+
+    # -- the closing budget --------------------------------------------------------------------
+
+    def _finish_of(self, state: State) -> _Finish:
+        found = self._finish.get(state)
+        if found is None:
+            completion = self.completions.completion(state)
+            suffix = self.vocab.fewest_tokens_per_suffix(completion) if completion is not None else [None]
+            found = _Finish(completion, suffix)
+            self._finish.put(state, found, 64 + 9 * len(suffix))
+        return found
+
+    def finish_tokens(self, state: State) -> int:
+        """Fewest tokens of this vocabulary that spell the canonical completion of ``state``
+        (``Completions.completion``); ``UNREACHABLE`` when there is none to vouch for or the
+        vocabulary cannot spell it. Cached per state."""
+        return self._finish_of(state).tokens
+
+    def max_successor_bytes(self, state: State) -> int:
+        """The most bytes any allowed token can leave to complete (``min_bytes`` of every state a
+        token of the mask leads to). From the walks' reached states; cached per state."""
+        found = self._successor_bytes.get(state)
+        if found is None:
+            lex, parse, _fresh = state
+            found = 0
+            if lex != DEAD:
+                cost = self.completions.lexer_cost
+                part = self._lexeme_part(lex)
+                for reached in part.reached:
+                    found = max(found, cost(reached, parse))
+                if part.boundaries:
+                    for reached, after in self._boundary_part(lex, parse, part).reached:
+                        found = max(found, cost(reached, after))
+            self._successor_bytes.put(state, found, 64)
+        return found
+
+    def budget_mask(self, state: State, remaining_tokens: int) -> np.ndarray:
+        """``mask(state)`` narrowed so that the text can still end within ``remaining_tokens``
+        tokens, counting the one chosen now; a subset of the mask, never empty while
+        ``finish_tokens(state) <= remaining_tokens``.
+
+        While no allowed token can leave more than ``remaining_tokens - 1`` bytes to complete (and
+        every byte is a token), the mask is returned as it is. Otherwise only the tokens that
+        spell a prefix of the canonical completion and leave a remainder spellable in time are
+        kept: following one, the remainder is the new state's canonical completion, so the count
+        goes down by at least one per token and the text ends in time (``docs/closing-budget.md``).
+        A state with no canonical completion to vouch for gets the plain mask."""
+        mask = self.mask(state)
+        finish = self._finish_of(state)
+        here = finish.tokens
+        if here >= UNREACHABLE or finish.completion is None:
+            return mask
+        budget = max(remaining_tokens - 1, here - 1, 0)
+        if self._bytes_bound_tokens and self.max_successor_bytes(state) <= budget:
+            return mask
+        completion = finish.completion
+        narrowed = np.zeros(self.size, dtype=bool)
+        ids_by_bytes = self._token_ids_by_bytes()
+        for length in range(1, len(completion) + 1):
+            ids = ids_by_bytes.get(completion[:length])
+            rest = finish.suffix_tokens[length]
+            if ids is not None and rest is not None and rest <= budget:
+                narrowed[ids] = True
+        narrowed &= mask
+        if len(self.eos_ids) and self.recognizer.is_accepting(state):
+            narrowed[self.eos_ids] = True
+        narrowed.flags.writeable = False
+        return narrowed
+
+    def _token_ids_by_bytes(self) -> dict[bytes, list[int]]:
+        found = self._ids_by_bytes
+        if found is None:
+            found = {}
+            for token_id in np.flatnonzero(self.ordinary).tolist():
+                found.setdefault(self.vocab.token_bytes(token_id), []).append(token_id)
+            self._ids_by_bytes = found
+        return found

@@ -30,14 +30,16 @@ from ..trie import TokenTrie
 Boundary = tuple[int, int]
 
 
-def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary]]:
-    """Nodes whose bytes all stay inside the lexeme begun at ``lex``, and the boundaries met."""
+def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:
+    """Nodes whose bytes all stay inside the lexeme begun at ``lex``, the boundaries met, and the
+    lexer states those nodes lead to."""
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
     transitions, accepting, step = lexer.transitions, lexer.accepting, lexer.step
     n = len(byte_at)
     stack = [lex] * (trie.max_depth + 1)
     nodes: list[int] = []
     boundaries: list[Boundary] = []
+    reached: set[int] = set()
     i = 1
     while i < n:
         parent = stack[depth_at[i] - 1]
@@ -52,19 +54,21 @@ def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], lis
             continue
         stack[depth_at[i]] = nxt
         nodes.append(i)
+        reached.add(nxt)
         i += 1
-    return nodes, boundaries
+    return nodes, boundaries, reached
 
 
 def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary],
-                  parse: ParseState) -> list[int]:
+                  parse: ParseState) -> tuple[list[int], set[tuple[int, ParseState]]]:
     """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
-    from ``parse``."""
+    from ``parse``, and the (lexer, parse) states those nodes lead to."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
     transitions, accepting, step = lexer.transitions, lexer.accepting, lexer.step
     lexer_start = recognizer.lexer_start
     nodes: list[int] = []
+    reached: set[tuple[int, ParseState]] = set()
     lex_stack = [DEAD] * (trie.max_depth + 1)
     parse_stack: list[ParseState | None] = [None] * (trie.max_depth + 1)
     for top, before in boundaries:
@@ -101,5 +105,6 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
             lex_stack[depth] = nxt
             parse_stack[depth] = current
             nodes.append(i)
+            reached.add((nxt, current))  # type: ignore[arg-type]
             i += 1
-    return nodes
+    return nodes, reached

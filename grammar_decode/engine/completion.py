@@ -1,0 +1,158 @@
+"""Shortest completions of recognizer states: lengths from the IR, canonical texts by search.
+
+``min_bytes(state)`` is a lower bound on the bytes that complete ``state``, computed from the
+IR without materialising any text (so ``minItems: 10**8`` costs nothing): the fewest bytes of
+each lexeme (``ExprSet.min_length``), of each rule (a fixed point over the rewritten grammar), of
+the rest of each alternative, and of each return point of the parse (memoised on the interned
+parse objects). It is exact wherever maximal munch does not merge the shortest lexemes it strings
+together, which the front ends arrange.
+
+``completion(state)`` is the *canonical* completion: the shortest, then bytewise least, text that
+completes the state. Canonical means consistent: after its first byte, the canonical completion
+of the new state is the rest of it, which is what the closing budget's guarantee rests on
+(``docs/closing-budget.md``). It is built greedily, one byte at a time, taking the least byte that
+lowers ``min_bytes`` by one. The greedy step is only trusted where ``min_bytes`` is exact: if a
+smaller byte leads to a state whose bound is below the target (so the bound is not exact there),
+or no byte lowers the bound, ``completion`` returns None and the budget makes no claim.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .parser import END, ROOT, Cont, ParseState
+from .recognizer import Recognizer, State
+
+#: Longest canonical completion ``completion`` materialises (bytes).
+MAX_COMPLETION = 1 << 16
+
+INFINITE = 1 << 62
+
+
+class Completions:
+    """Completion lengths and canonical completions for one recognizer. Thread-safe (memos are
+    filled idempotently)."""
+
+    def __init__(self, recognizer: Recognizer) -> None:
+        self.recognizer = recognizer
+        parser = recognizer.parser
+        exprs = recognizer.exprs
+        self.lexeme_min = [exprs.min_length(e) for e in recognizer.grammar.lexeme_exprs]
+        symbols = parser.symbols
+        # fewest bytes per rewritten rule: fixed point over its alternatives
+        rule_min = [INFINITE] * len(parser.firsts)
+        changed = True
+        while changed:
+            changed = False
+            for rule, firsts in enumerate(parser.firsts):
+                for first in firsts:
+                    total = 0
+                    position = first
+                    while symbols[position] != END:
+                        total += self._symbol_min(symbols[position], rule_min)
+                        position += 1
+                    if total < rule_min[rule]:
+                        rule_min[rule] = total
+                        changed = True
+        # rest[p]: fewest bytes from position p to the end of its alternative
+        rest = [0] * len(symbols)
+        for position in range(len(symbols) - 1, -1, -1):
+            symbol = symbols[position]
+            rest[position] = 0 if symbol == END else min(INFINITE, self._symbol_min(symbol, rule_min) + rest[position + 1])
+        self.rest = rest
+        self._cont_cost: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
+        self._parse_cost: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
+
+    def _symbol_min(self, symbol: int, rule_min: list[int]) -> int:
+        if symbol >= 0:
+            found = self.lexeme_min[symbol]
+            return INFINITE if found is None else found
+        return rule_min[~symbol]
+
+    def cont_cost(self, cont: Cont) -> int:
+        """Fewest bytes from a return point to the end of the text."""
+        if cont is ROOT:
+            return 0
+        memo = self._cont_cost
+        found = memo.get(cont)
+        if found is not None:
+            return found
+        # iterative post-order: stacks can be deep
+        stack = [cont]
+        while stack:
+            top = stack[-1]
+            pending = [p for p in top.parents if p is not ROOT and p not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if top in memo:
+                continue
+            below = min((0 if p is ROOT else memo[p]) for p in top.parents)
+            memo[top] = min(INFINITE, self.rest[top.position] + below)
+        return memo[cont]
+
+    def parse_cost(self, parse: ParseState) -> int:
+        """Fewest bytes that complete the text from a lexeme boundary with this parse."""
+        found = self._parse_cost.get(parse)
+        if found is None:
+            if parse.accepting:
+                found = 0
+            else:
+                found = INFINITE
+                for position, conts in parse.threads:
+                    below = min(self.cont_cost(c) for c in conts)
+                    found = min(found, self.rest[position] + below)
+            self._parse_cost[parse] = found
+        return found
+
+    def lexer_cost(self, lex: int, parse: ParseState) -> int:
+        """Fewest bytes completing the text when the current lexeme (begun, not fresh) is in
+        lexer state ``lex`` after ``parse``."""
+        recognizer = self.recognizer
+        exprs = recognizer.exprs
+        best = INFINITE
+        for lexeme, expr in recognizer.lexer.pairs[lex]:
+            length = exprs.min_length(expr)
+            if length is None:
+                continue
+            after = parse.scan(frozenset((lexeme,)))
+            if after is not None:
+                best = min(best, length + self.parse_cost(after))
+        return best
+
+    def min_bytes(self, state: State) -> int:
+        """A lower bound on the bytes completing ``state`` (exact where munch does not interfere);
+        0 exactly when the state is a complete text."""
+        lex, parse, fresh = state
+        if fresh:
+            return self.parse_cost(parse)
+        return self.lexer_cost(lex, parse)
+
+    def completion(self, state: State) -> bytes | None:
+        """The canonical completion of ``state`` (see the module docstring), or None where the
+        bound is not exact or the completion is longer than ``MAX_COMPLETION``."""
+        recognizer = self.recognizer
+        need = self.min_bytes(state)
+        if need >= MAX_COMPLETION:
+            return None
+        out = bytearray()
+        while need > 0:
+            target = need - 1
+            chosen = None
+            for byte in range(256):
+                nxt = recognizer.step(state, byte)
+                if nxt is None:
+                    continue
+                bound = self.min_bytes(nxt)
+                if bound < target:
+                    return None  # the bound is not exact next door: no canonical claim here
+                if bound == target:
+                    chosen = (byte, nxt)
+                    break
+            if chosen is None:
+                return None
+            out.append(chosen[0])
+            state = chosen[1]
+            need = target
+        return bytes(out) if recognizer.is_accepting(state) else None

@@ -1,0 +1,96 @@
+"""The lexemes of JSON text, as byte-level regular expressions (RFC 8259, with two caps).
+
+* Strings: exactly the UTF-8 encodings of JSON strings: no raw control characters, no overlong
+  forms, no surrogate code points, nothing past U+10FFFF, and ``\\u`` escapes of surrogates only
+  as a high-low pair.
+* Numbers: no leading zeros; at most ``INTEGER_DIGITS_MAX`` digits before the fraction (every
+  64-bit integer fits, every number stays finite as a double and within ``json.loads``'s digit
+  limit) and at most ``EXPONENT_DIGITS_MAX`` exponent digits (``1e999`` is valid syntax but
+  ``inf`` as a double). ``integer`` has neither fraction nor exponent.
+* Whitespace: ``[ \\t\\n\\r]{1,max}`` where the grammar allows a gap (``docs/numbers-and-whitespace.md``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..ir import utf8
+from ..ir.grammar import Grammar, Symbol
+from ..ir.regex import byte_mask, byte_range
+
+INTEGER_DIGITS_MAX = 20
+EXPONENT_DIGITS_MAX = 2
+
+
+class JsonLexemes:
+    """The lexemes (and the optional-whitespace rule) of one JSON grammar, made on first use."""
+
+    def __init__(self, grammar: Grammar, max_whitespace: int) -> None:
+        self.grammar = grammar
+        self.max_whitespace = max_whitespace
+        exprs = grammar.exprs
+        self.open_brace = self.literal(b"{")
+        self.close_brace = self.literal(b"}")
+        self.open_bracket = self.literal(b"[")
+        self.close_bracket = self.literal(b"]")
+        self.comma = self.literal(b",")
+        self.colon = self.literal(b":")
+        self.ws: Symbol | None = None
+        if max_whitespace > 0:
+            blank = exprs.repeat(exprs.byteset(byte_mask(b" \t\n\r")), 1, max_whitespace)
+            self.ws = grammar.token(exprs.optional(blank), "ws")
+        digit = exprs.byteset(byte_range(0x30, 0x39))
+        natural = exprs.alt(exprs.literal(b"0"),
+                            exprs.concat(exprs.byteset(byte_range(0x31, 0x39)),
+                                         exprs.repeat(digit, 0, INTEGER_DIGITS_MAX - 1)))
+        whole = exprs.concat(exprs.optional(exprs.literal(b"-")), natural)
+        fraction = exprs.concat(exprs.literal(b"."), exprs.plus(digit))
+        exponent = exprs.concat(exprs.byteset(byte_mask(b"eE")), exprs.optional(exprs.byteset(byte_mask(b"+-"))),
+                                exprs.repeat(digit, 1, EXPONENT_DIGITS_MAX))
+        self.integer = grammar.lexeme(whole, "integer")
+        self.number = grammar.lexeme(exprs.concat(whole, exprs.optional(fraction), exprs.optional(exponent)), "number")
+        self.string = grammar.lexeme(string_expr(grammar), "string")
+        self._keys: dict[str, Symbol] = {}
+
+    def literal(self, text: bytes) -> Symbol:
+        return self.grammar.lexeme(self.grammar.exprs.literal(text), text.decode("utf-8", "replace"))
+
+    def literal_choice(self, spellings: list[bytes]) -> Symbol:
+        """One lexeme matching any of ``spellings`` (the spellings of one JSON value)."""
+        exprs = self.grammar.exprs
+        return self.grammar.lexeme(exprs.alt(*(exprs.literal(s) for s in spellings)),
+                                   spellings[0].decode("utf-8", "replace")[:40])
+
+    def key(self, name: str) -> Symbol:
+        """An object key: its JSON spellings, raw UTF-8 and ``\\uXXXX``-escaped."""
+        found = self._keys.get(name)
+        if found is None:
+            spellings = []
+            for ascii_only in (False, True):
+                text = json.dumps(name, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+                if text not in spellings:
+                    spellings.append(text)
+            found = self._keys[name] = self.literal_choice(spellings)
+        return found
+
+    def seq(self, *symbols: Symbol | None) -> tuple[Symbol, ...]:
+        """An alternative, with the optional-whitespace slots (None in compact mode) dropped."""
+        return tuple(s for s in symbols if s is not None)
+
+
+def string_expr(grammar: Grammar) -> int:
+    """A JSON string, quotes included."""
+    exprs = grammar.exprs
+    plain = utf8.code_points(exprs, utf8.complement([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]))
+    hexdigit = exprs.byteset(byte_mask(b"0123456789abcdefABCDEF"))
+    hex_not_d = exprs.byteset(byte_mask(b"0123456789abcefABCEF"))
+    simple = exprs.concat(exprs.literal(b"\\"), exprs.byteset(byte_mask(b'"\\/bfnrt')))
+    u = exprs.literal(b"\\u")
+    bmp = exprs.concat(u, exprs.alt(exprs.concat(hex_not_d, hexdigit, hexdigit, hexdigit),
+                                    exprs.concat(exprs.byteset(byte_mask(b"dD")), exprs.byteset(byte_range(0x30, 0x37)),
+                                                 hexdigit, hexdigit)))
+    high = exprs.concat(u, exprs.byteset(byte_mask(b"dD")), exprs.byteset(byte_mask(b"89abAB")), hexdigit, hexdigit)
+    low = exprs.concat(u, exprs.byteset(byte_mask(b"dD")), exprs.byteset(byte_mask(b"cdefCDEF")), hexdigit, hexdigit)
+    char = exprs.alt(plain, simple, bmp, exprs.concat(high, low))
+    quote = exprs.literal(b'"')
+    return exprs.concat(quote, exprs.star(char), quote)

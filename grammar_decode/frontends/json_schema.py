@@ -1,0 +1,447 @@
+"""JSON Schema → the grammar IR.
+
+Every keyword is either enforced exactly or refused with ``UnsupportedSchemaError`` naming it
+and its JSON pointer: a constraint that silently does nothing lets invalid documents through.
+
+What a schema becomes:
+
+* Lexemes: the punctuation ``{ } [ ] , :``, one whitespace lexeme (``[ \\t\\n\\r]{1,max}``, flexible
+  mode only, at most one per gap, never before or after the top-level value), the JSON string
+  (exact UTF-8, escapes, surrogate pairs only as pairs), integers and numbers (``json_lexemes``),
+  ``true``/``false``/``null``, each object key (its spellings as ``json.dumps`` writes them, raw
+  UTF-8 and ``\\uXXXX``-escaped) and each ``enum``/``const`` value.
+* Rules: one per schema object reached (memoised by identity, so recursive ``$ref`` is a
+  recursive rule), with an alternative per admitted type and per ``anyOf`` branch; objects
+  emit their keys in ``properties`` order, each optional key emitted or skipped, required keys
+  that ``properties`` does not list last, in ``required`` order, with any JSON value; arrays count
+  their items with one rule per count up to the largest bound that matters.
+* Any JSON (``{}``, ``true``, no ``type``): a recursive rule for every JSON value.
+
+A subschema that admits nothing (``false``, an ``enum`` none of whose values pass the sibling
+keywords) becomes a rule with no alternatives; the grammar rewrite prunes what can never be
+emitted, and only a root that admits nothing is an error.
+
+Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``$ref`` (within the document:
+``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer) with no sibling constraints,
+``$defs``/``definitions``; objects: ``properties``, ``required``, ``additionalProperties`` as a
+boolean (keys outside ``properties`` are never emitted); arrays: ``items`` (one schema),
+``minItems``, ``maxItems``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Union
+from urllib.parse import unquote
+
+from ..errors import GrammarError, SchemaError, UnsupportedSchemaError
+from ..engine.compiled import EngineGrammar
+from ..engine.recognizer import Recognizer
+from ..ir.grammar import Grammar, Symbol
+from .json_lexemes import JsonLexemes
+
+#: Keywords that annotate but constrain nothing; accepted anywhere.
+ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
+                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly"})
+
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+_TYPE_KEYWORDS: dict[str, frozenset[str]] = {
+    "object": frozenset({"properties", "required", "additionalProperties"}),
+    "array": frozenset({"items", "minItems", "maxItems"}),
+}
+_KNOWN = ANNOTATIONS | frozenset().union(*_TYPE_KEYWORDS.values()) | {"type", "enum", "const", "anyOf", "$ref"}
+
+#: Largest ``minItems``/``maxItems`` compiled (one rule per count); larger bounds are refused.
+MAX_COUNTED_ITEMS = 10_000
+
+
+def pointer_join(parent: str, token: Union[str, int]) -> str:
+    text = str(token).replace("~", "~0").replace("/", "~1")
+    return f"{parent}/{text}"
+
+
+def json_text(value: Any, separators: tuple[str, str] = (",", ":"), ensure_ascii: bool = False) -> bytes:
+    """JSON text of ``value`` as UTF-8 (compact, raw UTF-8 by default); ``SchemaError`` for values
+    JSON cannot write (NaN, lone surrogates, non-string keys, non-JSON types)."""
+    if not _is_json(value):
+        raise SchemaError(f"a {type(value).__name__} value is not JSON")
+    try:
+        return json.dumps(value, ensure_ascii=ensure_ascii, separators=separators, allow_nan=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError, TypeError) as exc:
+        raise SchemaError(f"a {type(value).__name__} value cannot be written as JSON text: {exc}") from exc
+
+
+def _is_json(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def literal_spellings(value: Any, spaced: bool) -> list[bytes]:
+    """The spellings of a JSON value: compact, raw UTF-8 and ``ensure_ascii``; with ``spaced``,
+    also ``json.dumps``'s ``", "``/``": "`` separators."""
+    out: list[bytes] = []
+    separators = [(",", ":")] + ([(", ", ": ")] if spaced else [])
+    for ascii_only in (False, True):
+        for pair in separators:
+            text = json_text(value, pair, ascii_only)
+            if text not in out:
+                out.append(text)
+    return out
+
+
+def _non_negative_int(schema: dict[str, Any], keyword: str, pointer: str) -> int | None:
+    if keyword not in schema:
+        return None
+    value = schema[keyword]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SchemaError(f"{keyword!r} must be a non-negative integer, got {value!r}", pointer)
+    return value
+
+
+class JsonSchemaCompiler:
+    """Builds the grammar of one schema document."""
+
+    def __init__(self, document: Any, max_whitespace: int) -> None:
+        self.document = document
+        self.grammar = Grammar()
+        self.lex = JsonLexemes(self.grammar, max_whitespace)
+        self.spaced = max_whitespace > 0
+        self._rules: dict[int, Symbol] = {}
+        self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
+        self._any: Symbol | None = None
+        self._filtering: set[int] = set()
+
+    # -- entry ---------------------------------------------------------------------------------
+
+    def compile_root(self) -> Grammar:
+        self.grammar.start = self.value(self.document, "")
+        return self.grammar
+
+    def value(self, schema: Any, pointer: str) -> Symbol:
+        """The rule for the values ``schema`` admits (one rule per schema object)."""
+        key = id(schema)
+        found = self._rules.get(key)
+        if found is not None:
+            return found
+        rule = self.grammar.rule(pointer or "/")
+        self._rules[key] = rule
+        self._keep.append(schema)
+        self.grammar.define(rule, self._alternatives(schema, pointer))
+        return rule
+
+    # -- schema objects ------------------------------------------------------------------------
+
+    def _alternatives(self, schema: Any, pointer: str) -> list[tuple[Symbol, ...]]:
+        if schema is True:
+            return [(self.any_value(),)]
+        if schema is False:
+            return []
+        if not isinstance(schema, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
+        self._check_keywords(schema, pointer)
+        if "$ref" in schema:
+            return [(self.value(self._resolve(schema["$ref"], pointer), pointer_join(pointer, "$ref")),)]
+        if "enum" in schema or "const" in schema:
+            return self._literals(schema, pointer)
+        types = self._types(schema, pointer)
+        if "anyOf" in schema:
+            branches = schema["anyOf"]
+            if not isinstance(branches, list) or not branches:
+                raise SchemaError("'anyOf' must be a non-empty array", pointer_join(pointer, "anyOf"))
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            if any(k not in ANNOTATIONS for k in rest):
+                raise UnsupportedSchemaError("anyOf", pointer, "sibling keywords next to 'anyOf' (use allOf)")
+            return [(self.value(branch, pointer_join(pointer_join(pointer, "anyOf"), i)),)
+                    for i, branch in enumerate(branches)]
+        if types is None:
+            if any(k in schema for k in _TYPE_KEYWORDS["object"] | _TYPE_KEYWORDS["array"]):
+                types = list(TYPES)  # keywords apply to their own type; every type is allowed
+            else:
+                return [(self.any_value(),)]
+        out = []
+        for type_name in types:
+            out.extend(self._typed(schema, type_name, pointer))
+        return out
+
+    def _typed(self, schema: dict[str, Any], type_name: str, pointer: str) -> list[tuple[Symbol, ...]]:
+        lex = self.lex
+        if type_name == "object":
+            return [(self._object(schema, pointer),)]
+        if type_name == "array":
+            return self._array(schema, pointer)
+        if type_name == "string":
+            return [(lex.string,)]
+        if type_name == "integer":
+            return [(lex.integer,)]
+        if type_name == "number":
+            return [(lex.number,)]
+        if type_name == "boolean":
+            return [(lex.literal(b"true"),), (lex.literal(b"false"),)]
+        return [(lex.literal(b"null"),)]
+
+    def _check_keywords(self, schema: dict[str, Any], pointer: str) -> None:
+        for keyword in schema:
+            if keyword not in _KNOWN:
+                raise UnsupportedSchemaError(keyword, pointer)
+        if "$ref" in schema:
+            siblings = [k for k in schema if k != "$ref" and k not in ANNOTATIONS]
+            if siblings:
+                raise UnsupportedSchemaError("$ref", pointer, f"sibling keywords next to '$ref': {siblings}")
+            if not isinstance(schema["$ref"], str):
+                raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
+        self._types(schema, pointer)
+        _non_negative_int(schema, "minItems", pointer)
+        _non_negative_int(schema, "maxItems", pointer)
+        if "enum" in schema and not isinstance(schema["enum"], list):
+            raise SchemaError("'enum' must be an array", pointer_join(pointer, "enum"))
+        self._required(schema, pointer)
+        if not isinstance(schema.get("additionalProperties", True), bool):
+            raise UnsupportedSchemaError("additionalProperties", pointer, "only boolean values are supported")
+        if not isinstance(schema.get("properties", {}), dict):
+            raise SchemaError("'properties' must be an object", pointer_join(pointer, "properties"))
+        if isinstance(schema.get("items"), list):
+            raise UnsupportedSchemaError("items", pointer, "array form of 'items' (use prefixItems)")
+        for keyword in ("$defs", "definitions"):
+            if keyword in schema and not isinstance(schema[keyword], dict):
+                raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
+
+    def _types(self, schema: dict[str, Any], pointer: str) -> list[str] | None:
+        if "type" not in schema:
+            return None
+        value = schema["type"]
+        names = value if isinstance(value, list) else [value]
+        if not names:
+            raise SchemaError("'type' must not be an empty array", pointer_join(pointer, "type"))
+        for name in names:
+            if not isinstance(name, str) or name not in TYPES:
+                raise SchemaError(f"unknown type {name!r}", pointer_join(pointer, "type"))
+        if len(set(names)) != len(names):
+            raise SchemaError("'type' lists a type twice", pointer_join(pointer, "type"))
+        # integer ⊂ number: listing both adds nothing but ambiguity
+        return [n for n in names if not (n == "integer" and "number" in names)]
+
+    def _required(self, schema: dict[str, Any], pointer: str) -> list[str]:
+        required = schema.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+            raise SchemaError("'required' must be an array of strings", pointer_join(pointer, "required"))
+        if len(set(required)) != len(required):
+            raise SchemaError("'required' has duplicate keys", pointer_join(pointer, "required"))
+        return required
+
+    def _resolve(self, ref: str, pointer: str) -> Any:
+        where = pointer_join(pointer, "$ref")
+        if not ref.startswith("#"):
+            raise UnsupportedSchemaError("$ref", pointer, f"only references within the document ('#...'), not {ref!r}")
+        fragment = ref[1:]
+        if fragment and not fragment.startswith("/"):
+            raise UnsupportedSchemaError("$ref", pointer, f"anchors ({ref!r}) are not supported")
+        target = self.document
+        for token in fragment.split("/")[1:] if fragment else []:
+            token = unquote(token).replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and token in target:
+                target = target[token]
+            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                target = target[int(token)]
+            else:
+                raise SchemaError(f"'$ref' {ref!r} points at nothing", where)
+        return target
+
+    # -- any JSON ------------------------------------------------------------------------------
+
+    def any_value(self) -> Symbol:
+        """Every JSON value (keys of any string; numbers as the number lexeme)."""
+        if self._any is not None:
+            return self._any
+        g, lex = self.grammar, self.lex
+        value = self._any = g.rule("any")
+        members, elements = g.rule("any-members"), g.rule("any-elements")
+        g.define(value, [(lex.string,), (lex.number,), (lex.literal(b"true"),), (lex.literal(b"false"),),
+                         (lex.literal(b"null"),)])
+        obj, arr = g.rule("any-object"), g.rule("any-array")
+        g.define(value, [(obj,), (arr,)])
+        pair = lex.seq(lex.string, lex.ws, lex.colon, lex.ws, value)
+        g.define(obj, [lex.seq(lex.open_brace, lex.ws, lex.close_brace), lex.seq(lex.open_brace, lex.ws, *pair, members)])
+        g.define(members, [lex.seq(lex.ws, lex.comma, lex.ws, *pair, members), lex.seq(lex.ws, lex.close_brace)])
+        g.define(arr, [lex.seq(lex.open_bracket, lex.ws, lex.close_bracket),
+                       lex.seq(lex.open_bracket, lex.ws, value, elements)])
+        g.define(elements, [lex.seq(lex.ws, lex.comma, lex.ws, value, elements), lex.seq(lex.ws, lex.close_bracket)])
+        return value
+
+    # -- objects -------------------------------------------------------------------------------
+
+    def _object(self, schema: dict[str, Any], pointer: str) -> Symbol:
+        g, lex = self.grammar, self.lex
+        properties: dict[str, Any] = schema.get("properties", {})
+        required = self._required(schema, pointer)
+        additional = schema.get("additionalProperties", True)
+        keys: list[tuple[str, bool, Symbol]] = []  # (key, required, value rule)
+        props_pointer = pointer_join(pointer, "properties")
+        for key, sub in properties.items():
+            if sub is False and key not in required:
+                continue  # may never be emitted
+            keys.append((key, key in required, self.value(sub, pointer_join(props_pointer, key))))
+        for key in required:
+            if key not in properties:
+                if additional is False:
+                    raise SchemaError(f"required key {key!r} is forbidden by additionalProperties: false", pointer)
+                keys.append((key, True, self.any_value()))
+        n = len(keys)
+        members = [lex.seq(lex.key(k), lex.ws, lex.colon, lex.ws, value) for k, _req, value in keys]
+        # first[i]: the first emitted key is at index >= i; rest[i]: some key emitted, keys >= i remain
+        first = [g.rule(f"{pointer or '/'} keys>={i}") for i in range(n)]
+        rest = [g.rule(f"{pointer or '/'} more>={i}") for i in range(n + 1)]
+        g.define(rest[n], [lex.seq(lex.ws, lex.close_brace)])
+        for i in range(n - 1, -1, -1):
+            _key, is_required, _value = keys[i]
+            g.define(rest[i], [lex.seq(lex.ws, lex.comma, lex.ws, *members[i], rest[i + 1])])
+            g.define(first[i], [(*members[i], rest[i + 1])])
+            if not is_required:
+                g.define(rest[i], [(rest[i + 1],)])
+                if i + 1 < n:
+                    g.define(first[i], [(first[i + 1],)])
+        obj = g.rule(f"{pointer or '/'} object")
+        alternatives = []
+        if all(not req for _k, req, _v in keys):
+            alternatives.append(lex.seq(lex.open_brace, lex.ws, lex.close_brace))
+        if n:
+            alternatives.append(lex.seq(lex.open_brace, lex.ws, first[0]))
+        g.define(obj, alternatives)
+        return obj
+
+    # -- arrays --------------------------------------------------------------------------------
+
+    def _array(self, schema: dict[str, Any], pointer: str) -> list[tuple[Symbol, ...]]:
+        g, lex = self.grammar, self.lex
+        low = _non_negative_int(schema, "minItems", pointer) or 0
+        high = _non_negative_int(schema, "maxItems", pointer)
+        if high is not None and high < low:
+            raise SchemaError(f"minItems {low} exceeds maxItems {high}", pointer)
+        for keyword, bound in (("minItems", low), ("maxItems", high)):
+            if bound is not None and bound > MAX_COUNTED_ITEMS:
+                raise UnsupportedSchemaError(keyword, pointer, f"bounds above {MAX_COUNTED_ITEMS:,} are not supported")
+        items = schema.get("items", True)
+        empty = lex.seq(lex.open_bracket, lex.ws, lex.close_bracket)
+        if items is False or high == 0:
+            return [empty] if low == 0 else []
+        item = self.value(items, pointer_join(pointer, "items"))
+        # after[k]: k items written (k >= 1); counts past max(low, 1) collapse when unbounded
+        last = high if high is not None else max(low, 1)
+        after = [g.rule(f"{pointer or '/'} items={k}") for k in range(last + 1)]
+        for k in range(1, last + 1):
+            alternatives = []
+            if k >= low:
+                alternatives.append(lex.seq(lex.ws, lex.close_bracket))
+            if high is None and k == last:
+                alternatives.append(lex.seq(lex.ws, lex.comma, lex.ws, item, after[k]))
+            elif high is None or k < high:
+                alternatives.append(lex.seq(lex.ws, lex.comma, lex.ws, item, after[k + 1]))
+            g.define(after[k], alternatives)
+        out = [lex.seq(lex.open_bracket, lex.ws, item, after[1])]
+        if low == 0:
+            out.append(empty)
+        return out
+
+    # -- enum / const --------------------------------------------------------------------------
+
+    def _literals(self, schema: dict[str, Any], pointer: str) -> list[tuple[Symbol, ...]]:
+        """The enum/const values the whole schema admits: each value is kept when one of its
+        spellings is accepted by the grammar of the sibling keywords (so every sibling applies,
+        exactly as this compiler enforces it)."""
+        if "const" in schema:
+            values, where = [schema["const"]], pointer_join(pointer, "const")
+        else:
+            values, where = schema["enum"], pointer_join(pointer, "enum")
+        siblings = {k: v for k, v in schema.items() if k not in ("enum", "const")}
+        if "const" in schema and "enum" in schema:
+            siblings["enum"] = schema["enum"]
+        constrained = any(k not in ANNOTATIONS for k in siblings)
+        judge = self._sibling_judge(siblings, pointer) if constrained else None
+        out = []
+        for value in values:
+            try:
+                spellings = literal_spellings(value, self.spaced)
+            except SchemaError as exc:
+                raise SchemaError(str(exc).rsplit(" (at", 1)[0], where) from exc
+            if isinstance(value, float) and value.is_integer() and abs(value) < 1e300:
+                spellings += literal_spellings(int(value), self.spaced)  # 1.0 is an integer too
+            kept = [s for s in spellings if judge is None or judge(s)]
+            if kept:
+                out.append((self.lex.literal_choice(kept),))
+        return out
+
+    def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
+        key = id(siblings)
+        if len(self._filtering) > 8:
+            raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
+        self._filtering.add(key)
+        try:
+            sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace)
+            sub._filtering = self._filtering
+            sub.grammar.start = sub.value(siblings, pointer)
+            try:
+                recognizer = Recognizer(sub.grammar)
+            except GrammarError:  # the siblings admit nothing
+                return lambda text: False
+        finally:
+            self._filtering.discard(key)
+        return recognizer.accepts
+
+
+WHITESPACE_MODES = ("compact", "flexible")
+
+#: Default longest whitespace run between two JSON tokens in ``flexible`` mode: long enough for
+#: ``json.dumps`` separators and a newline plus a short indent, short enough that a model cannot
+#: spend its token budget on blank space.
+DEFAULT_MAX_WHITESPACE = 4
+
+
+def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
+    """Accept a schema as a Python value or as JSON text."""
+    if isinstance(schema, (str, bytes, bytearray)):
+        try:
+            return json.loads(schema)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SchemaError(f"schema is not valid JSON: {exc}") from exc
+    return schema
+
+
+def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
+                        max_whitespace: int = DEFAULT_MAX_WHITESPACE) -> EngineGrammar:
+    """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
+
+    Args:
+        whitespace: ``"flexible"`` allows JSON whitespace between tokens, at most
+            ``max_whitespace`` bytes per gap (so ``json.dumps``'s ``", "`` and ``": "`` pass);
+            ``"compact"`` allows none. Never whitespace before or after the top-level value.
+        max_whitespace: longest whitespace run in flexible mode (>= 1).
+
+    Raises:
+        UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
+        SchemaError: an invalid schema, or one that admits no document.
+    """
+    if whitespace not in WHITESPACE_MODES:
+        raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")
+    if isinstance(max_whitespace, bool) or not isinstance(max_whitespace, int) or max_whitespace < 1:
+        raise ValueError(f"max_whitespace must be a positive integer, got {max_whitespace!r}")
+    document = parse_schema(schema)
+    compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0)
+    try:
+        grammar = compiler.compile_root()
+        compiled = EngineGrammar(grammar, "JSON Schema")
+    except RecursionError as exc:
+        raise SchemaError("the schema is nested too deeply") from exc
+    except GrammarError as exc:
+        if "admits no text" in str(exc):
+            raise SchemaError("the schema admits no document") from exc
+        raise
+    compiled.schema = document
+    compiled.whitespace = whitespace
+    compiled.max_whitespace = max_whitespace if whitespace == "flexible" else 0
+    return compiled

@@ -11,9 +11,10 @@ Sections, per vocabulary:
 
 1. Vocabulary load (GGUF metadata -> ``Vocabulary``) and trie build time.
 2. Per-state mask cost: the uncached trie walk (a fresh ``Masker`` per measurement; "cold" also
-   empties the automaton's transition memo ``automaton.rows`` first) against the replay oracle
-   ``replay_mask``, with the number of allowed tokens, the speedup, the cost of a cache hit, and a
-   check that both masks are identical.
+   starts from a freshly compiled grammar, so the lexer DFA and the parse states are built on the
+   way) against the independent reference ``reference_mask`` (Earley + regex partial matching,
+   every token replayed), with the number of allowed tokens, the speedup, the cost of a cache
+   hit, and a check that both masks are identical.
 3. One generated document (random logits, ``generate`` with the closing budget), then the same token
    sequence replayed with the mask cache cold (fresh compiled grammar), warm (a second matcher on
    the same masker) and disabled (a fresh walk every step).
@@ -49,9 +50,11 @@ if str(_ROOT) not in sys.path:  # run as a script from a checkout without instal
     sys.path.insert(0, str(_ROOT))
 
 import grammar_decode as gd  # noqa: E402
-from grammar_decode.automaton import State  # noqa: E402
-from grammar_decode.mask import Masker, pack_mask  # noqa: E402
-from grammar_decode.reference import replay_mask  # noqa: E402
+from grammar_decode.engine.recognizer import State  # noqa: E402
+from grammar_decode.masking.bitmask import pack_mask  # noqa: E402
+from grammar_decode.masking.masker import Masker  # noqa: E402
+from grammar_decode.oracle.masks import reference_mask  # noqa: E402
+from grammar_decode.oracle.recognizer import ReferenceRecognizer  # noqa: E402
 from grammar_decode.vocab_files import vocab_path  # noqa: E402
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "benchmark.json"
@@ -70,7 +73,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 _HEAD = b'{"name": "Ada", "age": 36, "active": true, "tags": ['
-#: Representative automaton states, each given by the document prefix that reaches it.
+#: Representative recognizer states, each given by the document prefix that reaches it.
 PROBES: tuple[tuple[str, bytes], ...] = (
     ("start of document", b""),
     ("after '{'", b"{"),
@@ -231,38 +234,50 @@ def load_table(rows: list[dict[str, Any]]) -> str:
 # -- 2. per-state mask cost ---------------------------------------------------------------------------
 
 
-def probe_states(grammar: gd.CompiledGrammar) -> list[tuple[str, State]]:
-    """The automaton state reached by each probe prefix."""
-    out = []
-    for label, prefix in PROBES:
-        state = grammar.automaton.feed(grammar.automaton.initial, prefix)
-        if state is None:
-            raise AssertionError(f"probe {label!r}: {prefix!r} is not a prefix of the schema")
-        out.append((label, state))
-    return out
+def state_after(grammar: gd.CompiledGrammar, prefix: bytes) -> State:
+    """The recognizer state reached by a probe prefix."""
+    state = grammar.recognizer.feed(grammar.recognizer.initial, prefix)
+    if state is None:
+        raise AssertionError(f"{prefix!r} is not a prefix of the schema")
+    return state
 
 
 def fresh_walk(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, state: State) -> np.ndarray:
-    """The uncached mask: a new ``Masker`` (empty mask cache) computes it once (the trie walk, or
-    inside a plain string the precomputed string slice plus a walk of the rest trie)."""
-    return Masker(grammar.automaton, vocab).mask(state)
+    """The uncached mask: a new ``Masker`` (empty caches) computes it once: the walk of the lexer
+    state (or, where the lexer loops on plain text, the string slice plus a walk of the rest
+    trie), then the boundary walk for the parse."""
+    return Masker(grammar.recognizer, vocab, completions=grammar.completions).mask(state)
 
 
-def bench_state(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, label: str, state: State,
+def cold_walk_seconds(vocab: gd.Vocabulary, prefix: bytes, repeats: int) -> float:
+    """Median seconds of a walk on a freshly compiled grammar (empty lexer DFA and parse tables
+    beyond what reaching the prefix built)."""
+    samples = []
+    for _ in range(max(1, repeats)):
+        grammar = gd.compile_json_schema(SCHEMA)
+        state = state_after(grammar, prefix)
+        gc.collect()
+        start = time.perf_counter()
+        fresh_walk(grammar, vocab, state)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bench_state(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, label: str, prefix: bytes,
                 cfg: Config) -> dict[str, Any]:
-    """Cold walk, warm walk, replay and cache hit for one state."""
-    automaton = grammar.automaton
-    cold_s = median_seconds(lambda: fresh_walk(grammar, vocab, state), cfg.walk_repeats,
-                            setup=automaton.rows.clear)
-    walked = fresh_walk(grammar, vocab, state)  # leaves the transition memo warm
+    """Cold walk, warm walk, reference replay and cache hit for one state."""
+    state = state_after(grammar, prefix)
+    cold_s = cold_walk_seconds(vocab, prefix, cfg.walk_repeats)
+    walked = fresh_walk(grammar, vocab, state)  # leaves the lexer's transitions built
     warm_s = median_seconds(lambda: fresh_walk(grammar, vocab, state), cfg.walk_repeats)
-    replay_s, replayed = median_timed(lambda: replay_mask(automaton, vocab, state), cfg.replay_repeats,
+    reference = ReferenceRecognizer(grammar.ir)
+    replay_s, replayed = median_timed(lambda: reference_mask(reference, vocab, prefix), cfg.replay_repeats,
                                       max_seconds=cfg.max_seconds)
-    masker = Masker(automaton, vocab)
+    masker = Masker(grammar.recognizer, vocab, completions=grammar.completions)
     masker.mask(state)
     hit_s = per_call_seconds(lambda: masker.mask(state), cfg.hit_calls)
     return {
-        "state": label, "frames": len(state), "allowed": int(np.count_nonzero(walked)),
+        "state": label, "allowed": int(np.count_nonzero(walked)),
         "walk_cold_ms": ms(cold_s), "walk_warm_ms": ms(warm_s), "replay_ms": ms(replay_s),
         "cache_hit_us": us(hit_s), "masks_agree": bool(np.array_equal(walked, replayed)),
     }
@@ -271,7 +286,7 @@ def bench_state(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, label: str, s
 def bench_states(vocab: gd.Vocabulary, cfg: Config) -> list[dict[str, Any]]:
     """``bench_state`` for every probe, on a freshly compiled grammar."""
     grammar = gd.compile_json_schema(SCHEMA)
-    return [bench_state(grammar, vocab, label, state, cfg) for label, state in probe_states(grammar)]
+    return [bench_state(grammar, vocab, label, prefix, cfg) for label, prefix in PROBES]
 
 
 def states_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) -> str:
@@ -285,14 +300,14 @@ def states_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) ->
                        num(total["replay_ms"]), ratio(total["replay_ms"], total["walk_cold_ms"]),
                        ratio(total["replay_ms"], total["walk_warm_ms"]), "", ""])
     return render_table(
-        f"Per-state mask cost, {name} ({len(vocab):,} tokens): uncached trie walk vs replay_mask",
+        f"Per-state mask cost, {name} ({len(vocab):,} tokens): uncached trie walk vs reference_mask",
         ["state", "allowed", "walk cold ms", "walk warm ms", "replay ms", "speedup cold",
          "speedup warm", "cache hit us", "masks agree"],
         table_rows,
-    ) + ("walk = Masker.mask on a fresh Masker (uncached: trie walk + token mask; inside strings the "
-         "library's string slice).\nwalk cold: transition memo (automaton.rows) emptied first; walk warm: "
-         "memo filled. speedup = replay / walk;\ncache hit = Masker.mask on a cached state; masks agree: "
-         "walk mask == replay_mask.\n")
+    ) + ("walk = Masker.mask on a fresh Masker (uncached: lexeme walk + boundary walk; where the lexer "
+         "loops on plain text, the string slice).\nwalk cold: on a freshly compiled grammar; walk warm: "
+         "lexer transitions and parse states already built. speedup = reference / walk;\ncache hit = "
+         "Masker.mask on a cached state; masks agree: walk mask == reference_mask.\n")
 
 
 # -- 3. one document: cold, warm and disabled cache --------------------------------------------------
@@ -366,13 +381,13 @@ def mode_summary(steps: Steps, miss_steps: Sequence[bool] | None = None) -> dict
 
 
 def budget_walk_count(masker: Masker) -> int:
-    """Extra walks the closing budget needed (states whose token costs were computed)."""
-    return masker.cache_info()["budget_states"]
+    """States whose canonical completion the closing budget computed."""
+    return masker.cache_info()["finish"]["entries"]
 
 
 def fresh_grammar_passes(vocab: gd.Vocabulary, tokens: Sequence[int], logits: np.ndarray, repeats: int,
                          max_tokens: int | None = None) -> tuple[list[Steps], list[gd.CompiledGrammar]]:
-    """``repeats`` cold passes, each on a freshly compiled grammar (empty transition memo, empty
+    """``repeats`` cold passes, each on a freshly compiled grammar (empty lexer DFA and parse states, empty
     mask cache); returns the passes and the grammars, whose caches they filled."""
     passes, grammars = [], []
     for _ in range(max(1, repeats)):
@@ -408,7 +423,7 @@ def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int
                              cfg.max_seconds)
     return {
         "seed": seed, "max_tokens": max_tokens, "tokens": len(tokens),
-        "distinct_states": grammar.masker(vocab).cache_info()["misses"],
+        "distinct_states": grammar.masker(vocab).cache_info()["masks"]["misses"],
         "stop_reason": result.stop_reason, "text_head": result.text[:80],
         "generate_mask_ms": ms(result.mask_seconds), "generate_total_ms": ms(result.total_seconds),
         "generate_budget_walks": budget_walk_count(gen_grammar.masker(vocab)),
@@ -444,17 +459,17 @@ def document_table(name: str, doc: dict[str, Any]) -> str:
         row("cold cache (fresh grammar, walks on misses)", cold),
         ["  cold: steps that walk (misses)", num(cold["miss_mask_ms"]), "", "", "", "", ""],
         ["  cold: steps served from the cache", num(cold["hit_mask_ms"]), "", "", "", "", ""],
-        row(f"cold cache + closing budget ({doc['budget_walks']} extra walks)", doc["cold_budget"]),
+        row(f"cold cache + closing budget ({doc['budget_walks']} completions computed)", doc["cold_budget"]),
         row("warm cache (second matcher, same masker)", warm),
     ]
     title = (f"One document, {name}: {n} tokens, {doc['distinct_states']} distinct states, "
              f"stop={doc['stop_reason']} (seed {doc['seed']}, max_tokens {doc['max_tokens']})")
     notes = (f"mask = Matcher.mask() at every step while replaying the generated tokens; m+a adds "
              f"apply_mask on float32 logits (what generate() counts as mask time).\n"
-             f"closing budget: Matcher.budget_mask(max_tokens - step), as generate() calls it; the first step "
-             f"at which the budget binds in a state walks once more to cost every token.\n"
+             f"closing budget: Matcher.budget_mask(max_tokens - step), as generate() calls it; each new "
+             f"state computes its canonical completion once.\n"
              f"generate() itself (cold cache, budget_mask + apply_mask): mask {num(doc['generate_mask_ms'])} ms "
-             f"of {num(doc['generate_total_ms'])} ms total, {doc['generate_budget_walks']} closing-budget walks.\n"
+             f"of {num(doc['generate_total_ms'])} ms total, {doc['generate_budget_walks']} canonical completions computed.\n"
              f"document starts: {doc['text_head']!r}\n")
     return render_table(title, ["mode", "mask ms", "mask ms/tok", "vs warm", "mask+apply ms",
                                 "m+a ms/tok", "m+a vs warm"], rows) + notes
@@ -463,16 +478,23 @@ def document_table(name: str, doc: dict[str, Any]) -> str:
 # -- 4. packing and applying masks -------------------------------------------------------------------
 
 
+def token_ids_of(vocab: gd.Vocabulary, text: bytes) -> list[int]:
+    """``text`` as single-byte tokens (every vocabulary here has one per byte value)."""
+    by_bytes = {vocab.token_bytes(i): i for i in range(len(vocab)) if len(vocab.token_bytes(i)) == 1}
+    return [by_bytes[bytes([b])] for b in text]
+
+
 def bench_kernels(vocab: gd.Vocabulary, cfg: Config) -> list[dict[str, Any]]:
     """pack_mask, fill_bitmask (cached packed words) and apply_mask for a dense and a sparse mask."""
     grammar = gd.compile_json_schema(SCHEMA)
-    probes = dict(probe_states(grammar))
+    probes = dict(PROBES)
     logits = np.random.default_rng(0).standard_normal(len(vocab)).astype(np.float32)
     out = np.zeros((1, gd.bitmask_words(len(vocab))), dtype=np.int32)
     rows = []
     for label in ("inside a string value", "after a value (',' next)"):
         matcher = grammar.matcher(vocab)
-        matcher.state = probes[label]
+        for token in token_ids_of(vocab, probes[label]):
+            matcher.advance(token)
         mask = matcher.mask()
         matcher.fill_bitmask(out)  # packs once; later calls copy the cached words
         rows.append({

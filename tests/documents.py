@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS, validate
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from conftest import SCHEMAS, validate, walker
+from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 # ------------------------------------------------------------------------------------------------
 # budgets
@@ -212,9 +212,16 @@ def schema_type(schema: dict) -> str:
     return t[0] if isinstance(t, list) else t
 
 
+def key_order(schema: dict) -> list[str]:
+    """The order the grammar writes an object's keys in: ``properties`` order, then required keys
+    that ``properties`` does not list, in ``required`` order."""
+    listed = list(schema.get("properties", {}))
+    return listed + [k for k in schema.get("required", []) if k not in listed]
+
+
 def instances(schema: dict) -> st.SearchStrategy[Any]:
-    """Valid instances of ``schema`` in the grammar's canonical shape: exactly the required keys in
-    ``required`` order, integers as ints, floats whose JSON has a short exponent."""
+    """Valid instances of ``schema`` in the grammar's canonical shape: the required keys and some
+    optional ones, in ``key_order``; integers as ints, floats whose JSON has a short exponent."""
     if "const" in schema:
         return st.just(schema["const"])
     if "enum" in schema:
@@ -225,8 +232,11 @@ def instances(schema: dict) -> st.SearchStrategy[Any]:
     kind = schema_type(schema)
     if kind == "object":
         required = schema.get("required", [])
-        fields = {key: instances(schema["properties"][key]) for key in required}
-        return st.fixed_dictionaries(fields).map(lambda d: {key: d[key] for key in required})
+        properties = schema.get("properties", {})
+        fields = {key: instances(properties[key]) for key in required}
+        optional = {key: instances(sub) for key, sub in properties.items() if key not in required and sub is not False}
+        order = key_order(schema)
+        return st.fixed_dictionaries(fields, optional=optional).map(lambda d: {k: d[k] for k in order if k in d})
     if kind == "array":
         return st.lists(instances(schema["items"]), min_size=schema.get("minItems", 0),
                         max_size=schema.get("maxItems", 3 + schema.get("minItems", 0)))
@@ -241,12 +251,15 @@ def instances(schema: dict) -> st.SearchStrategy[Any]:
 
 def canonicalize(schema: dict, value: Any) -> Any:
     """Reshape a valid instance (e.g. from hypothesis-jsonschema) into the grammar's canonical
-    form: drop non-required keys, order keys as ``required``, integral floats of integer type → int."""
+    form: drop keys ``properties`` does not list, order keys by ``key_order``, integral floats of
+    integer type → int."""
     if "enum" in schema or "const" in schema:
         return value
     kind = schema_type(schema)
     if kind == "object":
-        return {key: canonicalize(schema["properties"][key], value[key]) for key in schema.get("required", [])}
+        properties = schema.get("properties", {})
+        return {key: canonicalize(properties[key], value[key]) for key in key_order(schema)
+                if key in value and key in properties}
     if kind == "array":
         return [canonicalize(schema["items"], item) for item in value]
     if kind == "integer":
@@ -330,7 +343,7 @@ def random_document(data: st.DataObject, grammar: gd.CompiledGrammar, free_steps
     the document one byte closer to completion, until it is complete. Checks on the way that
     every viable state can continue or is complete, and that ``min_bytes`` is exact (the best
     next byte lowers it by exactly one, none by more)."""
-    automaton = grammar.automaton
+    automaton = walker(grammar)
     state = automaton.initial
     out = bytearray()
     steps = 0

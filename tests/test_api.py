@@ -37,7 +37,7 @@ def test_matcher_copy_and_reset_are_independent(gpt2: gd.Vocabulary) -> None:
     assert matcher.state != twin.state
     assert matcher.accepts_token(gpt2.tokens.index(b'"')) and not twin.accepts_token(gpt2.tokens.index(b"{"))
     twin.reset()
-    assert twin.state == grammar.automaton.initial
+    assert twin.state == grammar.recognizer.initial
 
 
 def test_masks_are_read_only(gpt2: gd.Vocabulary) -> None:

@@ -7,9 +7,9 @@ import json
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
-from conftest import ORDER, PERSON
+from conftest import ORDER, PERSON, walker
 
 # (schema, whitespace, accepted, prefix-only (viable, incomplete), rejected)
 TABLES = {
@@ -146,7 +146,7 @@ def test_min_bytes_matches_breadth_first_search(name: str) -> None:
     """``min_bytes`` (structural) equals a breadth-first search over the byte graph, for every
     state reached along the table's accepted documents."""
     grammar = _grammar(name)
-    automaton = grammar.automaton
+    automaton = walker(grammar)
     for text in TABLES[name][2]:
         data = text.encode("utf-8") if isinstance(text, str) else text
         state = automaton.initial
@@ -177,7 +177,7 @@ def test_canonical_completion_is_shortest_and_consistent(name: str) -> None:
     """``completion(s)`` has length ``min_bytes(s)``, completes the document, and after its first
     byte the completion is exactly the rest of it — the property the closing budget relies on."""
     grammar = _grammar(name)
-    automaton = grammar.automaton
+    automaton = walker(grammar)
     texts = list(TABLES[name][2]) + list(TABLES[name][3])
     for text in texts:
         data = text.encode("utf-8") if isinstance(text, str) else text

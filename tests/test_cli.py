@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,34 @@ def test_transformers_backend() -> None:
     document = json.loads(result.stdout)
     assert isinstance(document, list) and len(document) <= 3
     assert "backend=transformers" in result.stderr
+
+
+def test_regex_constraint_on_the_default_model() -> None:
+    pattern = r"(19|20)\d{2}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    result = run_cli("--regex", pattern, "--prompt", "The first moon landing happened on ", "--seed", "2",
+                     "--max-tokens", "24")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(pattern, result.stdout.rstrip("\n")), result.stdout
+
+
+def test_grammar_constraint_on_the_default_model(tmp_path: Path) -> None:
+    from grammars import ARITHMETIC, lark_judge
+
+    path = tmp_path / "arithmetic.lark"
+    path.write_text(ARITHMETIC, encoding="utf-8")
+    result = run_cli("--grammar", str(path), "--prompt", "A sum: ", "--seed", "1", "--max-tokens", "24")
+    assert result.returncode == 0, result.stderr
+    assert lark_judge(ARITHMETIC)(result.stdout.rstrip("\n")), result.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--regex", "a(?=b)", "--prompt", "x"], "lookahead"),
+    (["--regex", "(", "--prompt", "x"], "invalid regular expression"),
+    (["--regex", "abc"], "--prompt is required"),
+    (["--grammar", "/no/such/grammar.lark", "--prompt", "x"], "cannot read grammar file"),
+])
+def test_bad_regex_and_grammar_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
+    result = run_cli(*args, timeout=60)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("grammar-decode: error:") and needle in lines[0], lines

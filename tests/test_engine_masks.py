@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grammar_decode.engine.compiled import EngineGrammar
+from grammar_decode.engine.compiled import CompiledGrammar
 from grammar_decode.frontends.lark import compile_grammar
 from grammar_decode.frontends.regex import compile_regex
 from grammar_decode.oracle.masks import reference_mask
@@ -24,7 +24,7 @@ CASES = [
 ]
 
 
-def _compile(kind: str, name: str) -> EngineGrammar:
+def _compile(kind: str, name: str) -> CompiledGrammar:
     return compile_regex(REGEXES[name]) if kind == "regex" else compile_grammar(GRAMMARS[name])
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from documents import SLOW_OK, grammar_for, is_valid, literal_text
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 
 _HEX = "0123456789abcdefABCDEF"

@@ -14,7 +14,7 @@ import grammar_decode as gd  # noqa: E402
 from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
 from grammar_decode.integrations import llama_cpp_setup  # noqa: E402
 from grammar_decode.integrations.llama_cpp import (  # noqa: E402
-    JSONSchemaLogitsProcessor,
+    LlamaCppLogitsProcessor,
     LlamaLogits,
     vocabulary_from_llama,
 )
@@ -84,7 +84,7 @@ def test_tight_budget_still_completes_with_the_real_model(llama, vocab: gd.Vocab
 
 def test_logits_processor_inside_create_completion(llama, vocab: gd.Vocabulary) -> None:
     grammar = gd.compile_json_schema(TAGS)
-    processor = JSONSchemaLogitsProcessor(grammar, vocab, max_tokens=48)
+    processor = LlamaCppLogitsProcessor(grammar, vocab, max_tokens=48)
     out = llama.create_completion(default_prompt(TAGS), max_tokens=48, temperature=0.8, seed=3,
                                   logits_processor=llama_cpp.LogitsProcessorList([processor]))
     text = out["choices"][0]["text"]
@@ -122,7 +122,7 @@ def test_gguf_reader_is_never_more_permissive_than_llama_cpp(name: str) -> None:
 
 def test_one_processor_serves_successive_completions(llama, vocab: gd.Vocabulary) -> None:
     grammar = gd.compile_json_schema(PERSON)
-    processor = JSONSchemaLogitsProcessor(grammar, vocab, max_tokens=64)
+    processor = LlamaCppLogitsProcessor(grammar, vocab, max_tokens=64)
     for seed in range(3):
         out = llama.create_completion(default_prompt(PERSON), max_tokens=64, temperature=1.0, seed=seed,
                                       logits_processor=llama_cpp.LogitsProcessorList([processor]))

@@ -1,4 +1,5 @@
-"""Fast masks against the replay oracle, on real vocabularies."""
+"""JSON Schema masks against the independent reference (Earley + regex partial matching), on real
+vocabularies; cache sharing; the bitmask layout; the closing budget's narrowing."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import numpy as np
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.mask import Masker, pack_mask
-from grammar_decode.reference import replay_budget_mask, replay_mask
+from grammar_decode.masking.bitmask import pack_mask
+from grammar_decode.masking.masker import Masker
+from grammar_decode.oracle.masks import reference_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
 from conftest import MEASUREMENTS, ORDER, PERSON, TAGS
 
@@ -26,54 +29,61 @@ PREFIXES = [
 _PREFIX_BYTES = [p.encode("utf-8") for _, p in PREFIXES] + [b'{"name":"\xe6\x97']
 
 
+def _bytes(prefix: str | bytes) -> bytes:
+    return prefix.encode("utf-8") if isinstance(prefix, str) else prefix
+
+
 def _state(grammar: gd.CompiledGrammar, prefix: str | bytes):
-    data = prefix.encode("utf-8") if isinstance(prefix, str) else prefix
-    state = grammar.automaton.feed(grammar.automaton.initial, data)
+    state = grammar.recognizer.feed(grammar.recognizer.initial, _bytes(prefix))
     assert state is not None, f"test prefix {prefix!r} is not viable"
     return state
 
 
+def _reference(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, prefix: str | bytes) -> np.ndarray:
+    return reference_mask(ReferenceRecognizer(grammar.ir), vocab, _bytes(prefix))
+
+
 @pytest.mark.parametrize("whitespace", ["compact", "flexible"])
 @pytest.mark.parametrize("schema,prefix", PREFIXES + [(PERSON, _PREFIX_BYTES[-1])])
-def test_trie_mask_equals_replay_mask(gpt2: gd.Vocabulary, schema: dict, prefix: str, whitespace: str) -> None:
-    """The fast path is bit-identical to brute-force replay of every token."""
+def test_trie_mask_equals_reference_mask(gpt2: gd.Vocabulary, schema: dict, prefix: str, whitespace: str) -> None:
+    """The fast path is bit-identical to the independent reference replaying every token."""
     grammar = gd.compile_json_schema(schema, whitespace=whitespace)
     if whitespace == "compact" and isinstance(prefix, str):
         prefix = prefix.replace(", ", ",").replace(": ", ":")
     state = _state(grammar, prefix)
     fast = grammar.masker(gpt2).mask(state)
-    slow = replay_mask(grammar.automaton, gpt2, state)
+    slow = _reference(grammar, gpt2, prefix)
     assert fast.dtype == bool and fast.shape == (len(gpt2),)
     assert np.array_equal(fast, slow), np.flatnonzero(fast != slow)[:10]
 
 
 @pytest.mark.parametrize("schema,prefix", PREFIXES)
 def test_every_masked_token_is_actually_legal(gpt2: gd.Vocabulary, schema: dict, prefix: str) -> None:
-    """Every allowed token, fed byte by byte to the automaton, keeps a completable path."""
+    """Every allowed token, fed byte by byte to the reference recognizer, keeps a completable
+    path; the guarded direction: too permissive."""
     grammar = gd.compile_json_schema(schema)
-    automaton = grammar.automaton
-    state = _state(grammar, prefix)
-    mask = grammar.masker(gpt2).mask(state)
+    reference = ReferenceRecognizer(grammar.ir)
+    start = reference.feed(reference.initial, _bytes(prefix))
+    assert start is not None
+    mask = grammar.masker(gpt2).mask(_state(grammar, prefix))
     eos = set(gpt2.eos_token_ids)
     allowed = np.flatnonzero(mask)
     assert len(allowed) > 0
     for token_id in allowed.tolist():
         if token_id in eos:
-            assert automaton.is_accepting(state)
+            assert reference.is_accepting(start)
             continue
         assert token_id not in gpt2.special_token_ids
-        nxt = state
-        for byte in gpt2.token_bytes(token_id):
-            nxt = automaton.step_uncached(nxt, byte)
-            assert nxt is not None, f"token {token_id} {gpt2.token_bytes(token_id)!r} is not legal after {prefix!r}"
-        assert automaton.min_bytes(nxt) < 10_000
+        after = reference.feed(start, gpt2.token_bytes(token_id))
+        assert after is not None, f"token {token_id} {gpt2.token_bytes(token_id)!r} is not legal after {prefix!r}"
+        assert grammar.completions.min_bytes(_state(grammar, _bytes(prefix) + gpt2.token_bytes(token_id))) < 10_000
 
 
 @pytest.mark.parametrize("prefix", ['{"sensor":"', '{"sensor":"t","values":[1'])
-def test_trie_mask_equals_replay_mask_on_262k_gemma(gemma: gd.Vocabulary, prefix: str) -> None:
+def test_trie_mask_equals_reference_mask_on_262k_gemma(gemma: gd.Vocabulary, prefix: str) -> None:
     grammar = gd.compile_json_schema(MEASUREMENTS)
     state = _state(grammar, prefix)
-    assert np.array_equal(grammar.masker(gemma).mask(state), replay_mask(grammar.automaton, gemma, state))
+    assert np.array_equal(grammar.masker(gemma).mask(state), _reference(grammar, gemma, prefix))
 
 
 def test_eos_only_when_complete_and_specials_never(gpt2: gd.Vocabulary) -> None:
@@ -110,7 +120,8 @@ def test_masks_are_shared_per_grammar_and_vocab(gpt2: gd.Vocabulary) -> None:
     grammar = gd.compile_json_schema(PERSON)
     first, second = grammar.matcher(gpt2), grammar.matcher(gpt2)
     assert first.mask() is second.mask()
-    assert grammar.masker(gpt2).cache_info()["states"] == 1
+    info = grammar.masker(gpt2).cache_info()
+    assert info["masks"]["entries"] == 1 and info["masks"]["hits"] >= 1
 
 
 def test_cached_masks_equal_uncached_along_a_walk(gpt2: gd.Vocabulary) -> None:
@@ -122,7 +133,7 @@ def test_cached_masks_equal_uncached_along_a_walk(gpt2: gd.Vocabulary) -> None:
         if matcher.is_accepting():
             break
         mask = matcher.mask()
-        fresh = Masker(grammar.automaton, gpt2).mask(matcher.state)
+        fresh = Masker(grammar.recognizer, gpt2).mask(matcher.state)
         assert np.array_equal(mask, fresh)
         choices = [t for t in np.flatnonzero(mask).tolist() if t not in gpt2.eos_token_ids]
         matcher.advance(int(rng.choice(choices)))
@@ -178,15 +189,22 @@ def test_apply_mask_masks_padding_columns() -> None:
     (MEASUREMENTS, '{"sensor":"t","values":[1', 3), (TAGS, '["a', 2), (TAGS, "[", 1),
     (PERSON, '{"name":"Ann', 3),  # budget already too small: most progress towards closing
 ])
-def test_budget_mask_is_subset_and_matches_replay(gpt2: gd.Vocabulary, schema: dict, prefix: str,
-                                                  remaining: int) -> None:
-    """Closing narrowing is always a subset of the legal mask, equal to its replay reference, and
-    never empty while the budget still covers the shortest completion."""
+def test_budget_mask_is_subset_and_keeps_the_promise(gpt2: gd.Vocabulary, schema: dict, prefix: str,
+                                                     remaining: int) -> None:
+    """Closing narrowing is always a subset of the legal mask, never empty, and every token it
+    keeps leaves a state that can still finish in the tokens left (checked by feeding each one)."""
     grammar = gd.compile_json_schema(schema)
     state = _state(grammar, prefix)
     masker = grammar.masker(gpt2)
     narrowed = masker.budget_mask(state, remaining)
     full = masker.mask(state)
     assert not (narrowed & ~full).any()
-    assert np.array_equal(narrowed, replay_budget_mask(grammar.automaton, gpt2, state, remaining))
     assert narrowed.any()
+    here = masker.finish_tokens(state)
+    budget = max(remaining - 1, here - 1, 0)
+    eos = set(gpt2.eos_token_ids)
+    for token_id in np.flatnonzero(narrowed).tolist():
+        if token_id in eos:
+            continue
+        after = grammar.recognizer.feed(state, gpt2.token_bytes(token_id))
+        assert after is not None and masker.finish_tokens(after) <= budget, (gpt2.token_bytes(token_id), budget)

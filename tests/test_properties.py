@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 import grammar_decode as gd
-from conftest import SCHEMAS, validate
+from conftest import SCHEMAS, validate, walker
 from documents import (
     KEYS,
     MAX_WS,
@@ -58,7 +58,7 @@ from documents import (
 def check_byte_walk(grammar: gd.CompiledGrammar, doc: bytes) -> None:
     """Feeding ``doc`` byte by byte: every prefix is viable, ``min_bytes`` never exceeds the bytes
     actually left (the rest of ``doc`` is one completion), and the end is accepting."""
-    automaton = grammar.automaton
+    automaton = walker(grammar)
     state = automaton.initial
     for i, byte in enumerate(doc):
         assert automaton.min_bytes(state) <= len(doc) - i, (doc[:i], doc[i:])

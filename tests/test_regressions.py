@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 import grammar_decode as gd
-from grammar_decode.automaton import EXPONENT_DIGITS_MAX
-from grammar_decode.reference import replay_mask
+from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX
+from grammar_decode.oracle.masks import reference_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
 from conftest import PERSON
 
@@ -19,10 +20,18 @@ def _ids(vocab: gd.Vocabulary, predicate) -> list[int]:
     return [i for i, t in enumerate(vocab.tokens) if t and predicate(t)]
 
 
+def _state(grammar: gd.CompiledGrammar, prefix: bytes):
+    state = grammar.recognizer.feed(grammar.recognizer.initial, prefix)
+    assert state is not None, prefix
+    return state
+
+
 def _mask_after(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, prefix: str) -> np.ndarray:
-    state = grammar.automaton.feed(grammar.automaton.initial, prefix.encode())
-    assert state is not None
-    return grammar.masker(vocab).mask(state)
+    return grammar.masker(vocab).mask(_state(grammar, prefix.encode()))
+
+
+def _reference(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, prefix: bytes) -> np.ndarray:
+    return reference_mask(ReferenceRecognizer(grammar.ir), vocab, prefix)
 
 
 def test_bug1_object_cannot_close_with_required_keys_missing(gpt2: gd.Vocabulary) -> None:
@@ -73,44 +82,43 @@ def test_bug5a_item_count_key_is_not_clamped_below_max_items(gpt2: gd.Vocabulary
     mask when maxItems == 3, so a fourth item was allowed. The cache is warmed on the 2-item
     state first, the order that exposed the bug."""
     grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}, "maxItems": 3})
-    two = grammar.automaton.feed(grammar.automaton.initial, b"[1,2")
-    three = grammar.automaton.feed(grammar.automaton.initial, b"[1,2,3")
+    two, three = _state(grammar, b"[1,2"), _state(grammar, b"[1,2,3")
     assert two != three
     masker = grammar.masker(gpt2)
     comma = gpt2.tokens.index(b",")
     assert masker.mask(two)[comma]
     assert not masker.mask(three)[comma]
-    assert np.array_equal(masker.mask(three), replay_mask(grammar.automaton, gpt2, three))
+    assert np.array_equal(masker.mask(three), _reference(grammar, gpt2, b"[1,2,3"))
+    assert not grammar.accepts("[1,2,3,4]")
 
 
 def test_bug5b_exponent_digit_key_is_not_clamped_below_the_cap(gpt2: gd.Vocabulary) -> None:
     """Catches: min(seen_digits, 2) in the key once the exponent was capped: "cap-1 digits" and
     "cap digits" shared a mask, so one digit past the cap was allowed."""
     grammar = gd.compile_json_schema({"type": "number"})
-    automaton = grammar.automaton
-    states = [automaton.feed(automaton.initial, b"1e" + b"5" * n) for n in range(1, EXPONENT_DIGITS_MAX + 1)]
+    prefixes = [b"1e" + b"5" * n for n in range(1, EXPONENT_DIGITS_MAX + 1)]
+    states = [_state(grammar, p) for p in prefixes]
     assert len(set(states)) == len(states)
     masker = grammar.masker(gpt2)
     five = gpt2.tokens.index(b"5")
     for state in states[:-1]:
         assert masker.mask(state)[five]
     assert not masker.mask(states[-1])[five]
-    for state in states:
-        assert np.array_equal(masker.mask(state), replay_mask(automaton, gpt2, state))
+    for prefix, state in zip(prefixes, states):
+        assert np.array_equal(masker.mask(state), _reference(grammar, gpt2, prefix))
 
 
-def test_unbounded_item_count_clamp_is_sound(gpt2: gd.Vocabulary) -> None:
-    """The one clamp the automaton does make (item count at minItems when maxItems is absent) only
-    merges states whose futures are identical: the key space stays finite and every merged mask
-    equals its replay."""
+def test_unbounded_item_counts_share_one_state(gpt2: gd.Vocabulary) -> None:
+    """Without maxItems, every count past minItems has the same future, and the parser reaches one
+    and the same state for all of them (no hand-written clamp: the array's last count rule is
+    right-recursive, and the parser's tail calls keep it flat); every mask equals the
+    reference's."""
     grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}, "minItems": 2})
-    automaton = grammar.automaton
     prefixes = [b"[1", b"[1,2", b"[1,2,3", b"[1,2,3,4,5,6"]
-    states = [automaton.feed(automaton.initial, p) for p in prefixes]
-    assert states[1] == states[2] == states[3] != states[0]
+    states = [_state(grammar, p) for p in prefixes]
+    assert states[2] == states[3] and len({states[0], states[1], states[2]}) == 3
     close = gpt2.tokens.index(b"]")
     masker = grammar.masker(gpt2)
     assert not masker.mask(states[0])[close] and masker.mask(states[1])[close]
-    for prefix in prefixes:
-        state = automaton.feed(automaton.initial, prefix)
-        assert np.array_equal(masker.mask(state), replay_mask(automaton, gpt2, state))
+    for prefix, state in zip(prefixes, states):
+        assert np.array_equal(masker.mask(state), _reference(grammar, gpt2, prefix))

@@ -15,19 +15,40 @@ UNSUPPORTED = [
     ({"type": "integer", "minimum": 0}, "minimum", ""),
     ({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}, "required": ["a"]},
      "maxLength", "/properties/a"),
-    ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "#/x"}}}}, "$ref",
+    ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "https://x.org/s"}}}}, "$ref",
      "/items/properties/x~1y"),
-    ({"anyOf": [{"type": "string"}]}, "anyOf", ""),
-    ({"type": ["string", "null"]}, "type", ""),
-    ({"type": "array"}, "items", ""),
-    ({"type": "object", "required": ["a"]}, "required", ""),
-    ({"properties": {"a": {"type": "string"}}}, "type", ""),
+    ({"$ref": "#/$defs/a", "type": "string", "$defs": {"a": {"type": "string"}}}, "$ref", ""),
+    ({"anyOf": [{"type": "string"}], "type": "string"}, "anyOf", ""),
     ({"type": "object", "additionalProperties": {"type": "string"}}, "additionalProperties", ""),
-    ({"type": "object", "properties": {"a": True}, "required": ["a"]}, "true", "/properties/a"),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", ""),
     ({"type": "array", "prefixItems": [{"type": "string"}]}, "prefixItems", ""),
-    ({"$defs": {"a": {"type": "string"}}, "type": "string"}, "$defs", ""),
+    ({"oneOf": [{"type": "string"}]}, "oneOf", ""),
+    ({"allOf": [{"type": "string"}]}, "allOf", ""),
+    ({"type": "array", "items": {"type": "string"}, "minItems": 10 ** 8}, "minItems", ""),
 ]
+
+SUPPORTED = [  # schema -> (accepted, rejected)
+    ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, ['"a"', "1"], ["true", "1.5"]),
+    ({"type": ["string", "null"]}, ['"a"', "null"], ["1"]),
+    ({"type": "array"}, ["[]", '[1, "a", {"k": [null]}]'], ["{}"]),
+    ({"type": "object", "required": ["a"]}, ['{"a": [1]}', '{"a":{}}'], ["{}"]),
+    ({"properties": {"a": {"type": "string"}}}, ['{"a":"x"}', "{}", "1", '"s"'], ['{"a":1}']),
+    ({"type": "object", "properties": {"a": True}, "required": ["a"]}, ['{"a":null}'], ["{}"]),
+    ({"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a"}, ['"x"'], ["1"]),
+    ({"definitions": {"n": {"type": "object", "properties": {"next": {"$ref": "#/definitions/n"}}}},
+      "$ref": "#/definitions/n"}, ["{}", '{"next":{"next":{}}}'], ['{"next":1}']),
+    ({}, ["1", '"a"', "[[]]", '{"x": {"y": null}}'], ["", "[1,]"]),
+    (True, ["false"], ["nul"]),
+]
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", SUPPORTED)
+def test_supported_combinators_and_any_json(schema: object, accepted: list[str], rejected: list[str]) -> None:
+    grammar = gd.compile_json_schema(schema)
+    for text in accepted:
+        assert grammar.accepts(text), text
+    for text in rejected:
+        assert not grammar.accepts(text), text
 
 
 @pytest.mark.parametrize("schema,keyword,pointer", UNSUPPORTED, ids=[k for _, k, _ in UNSUPPORTED])
@@ -47,6 +68,7 @@ INVALID = [
     ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]}, "/required"),
     ({"type": "string", "enum": [1, 2]}, "/enum"),
     ({"enum": "abc"}, "/enum"),
+    ({"$ref": "#/nowhere"}, "/$ref"),
     (False, ""),
     ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": False}, ""),
 ]
@@ -99,9 +121,12 @@ def test_enum_and_const_respect_sibling_keywords(schema: dict, only: str | None)
         with pytest.raises(gd.SchemaError, match="no 'enum'/'const' value"):
             gd.compile_json_schema(schema)
         return
-    grammar = gd.compile_json_schema(schema)
-    assert grammar.accepts(only)
-    assert grammar.node.compact == (only.encode(),)
+    grammar = gd.compile_json_schema(schema, whitespace="compact")
+    values = [schema["const"]] if "const" in schema else []
+    values += schema.get("enum", [])
+    for value in values:
+        text = json.dumps(value, separators=(",", ":"))
+        assert grammar.accepts(text) is (text == only), text
 
 
 def test_literal_spellings_follow_json_dumps() -> None:
@@ -136,7 +161,7 @@ def test_const_with_non_ascii_has_both_json_dumps_spellings() -> None:
     grammar = gd.compile_json_schema({"const": "café"})
     assert grammar.accepts('"café"') and grammar.accepts('"caf\\u00e9"')
     assert not grammar.accepts('"caf\\u00E9"'), "only the spellings json.dumps writes"
-    assert grammar.automaton.completion(grammar.automaton.initial) == '"café"'.encode()
+    assert grammar.completions.completion(grammar.recognizer.initial) == '"café"'.encode()
 
 
 def test_empty_object_and_empty_array_forms() -> None:

@@ -21,7 +21,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS
+from conftest import SCHEMAS, walker
 from documents import (
     MAX_WS,
     SLOW_OK,
@@ -77,7 +77,7 @@ def check_token_walk(cl: Cl100k, grammar: gd.CompiledGrammar, doc: bytes, probes
     """Walk cl100k's tokenization of ``doc`` through a matcher, checking the mask at every step."""
     ids = cl.enc.encode(doc.decode("utf-8"), disallowed_special=())
     assert cl.vocab.decode(ids) == doc  # the judge's own consistency
-    automaton = grammar.automaton
+    automaton = walker(grammar)
     matcher = grammar.matcher(cl.vocab)
     offset = 0
     for tok in ids:
@@ -160,7 +160,7 @@ def test_full_mask_matches_automaton(cl100k: Cl100k, source: str, data: st.DataO
     matcher = grammar.matcher(cl100k.vocab)
     for tok in ids[:cut]:
         matcher.advance(tok)
-    automaton = grammar.automaton
+    automaton = walker(grammar)
     tokens = cl100k.vocab.tokens
     expected = np.array([bool(cl100k.ordinary[i]) and automaton.feed(matcher.state, tokens[i]) is not None
                          for i in range(len(tokens))])

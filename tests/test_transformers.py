@@ -1,4 +1,4 @@
-"""``JSONSchemaLogitsProcessor``: unit tests on synthetic scores (no model), then ``model.generate``
+"""``TransformersLogitsProcessor``: unit tests on synthetic scores (no model), then ``model.generate``
 with the real Gemma 3 270M (Q4_K_M GGUF loaded by transformers on CPU): a batch of two rows with
 different schemas, a few greedy tokens each, plain and with the closing budget."""
 
@@ -17,7 +17,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 import grammar_decode as gd  # noqa: E402
-from grammar_decode.integrations.transformers import JSONSchemaLogitsProcessor  # noqa: E402
+from grammar_decode.integrations.transformers import TransformersLogitsProcessor  # noqa: E402
 
 from conftest import validate  # noqa: E402
 
@@ -65,7 +65,7 @@ def _replayed_mask(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, generated:
 
 def test_batch_rows_with_different_grammars_padding_and_termination(small: gd.Vocabulary) -> None:
     arr, boo = gd.compile_json_schema(ARRAY), gd.compile_json_schema(BOOLEAN)
-    proc = JSONSchemaLogitsProcessor([arr, boo], small)
+    proc = TransformersLogitsProcessor([arr, boo], small)
     generator = torch.Generator().manual_seed(0)
     width = len(small) + PAD_COLUMNS
     prompt = [[7, 7, 16], [1, 16, 17]]  # left padding is just prompt to the processor
@@ -95,7 +95,7 @@ def test_batch_rows_with_different_grammars_padding_and_termination(small: gd.Vo
 def test_dense_and_sparse_masks_and_wider_or_equal_widths(small: gd.Vocabulary) -> None:
     text = gd.compile_json_schema(STRING)
     for width in (len(small), len(small) + PAD_COLUMNS):
-        proc = JSONSchemaLogitsProcessor(text, small)  # one grammar for every row
+        proc = TransformersLogitsProcessor(text, small)  # one grammar for every row
         scores = torch.randn(3, width)
         out = proc(_ids([5], [5], [5]), scores)  # start: only '"' (a sparse "keep" plan)
         mask = text.matcher(small).mask()
@@ -110,7 +110,7 @@ def test_dense_and_sparse_masks_and_wider_or_equal_widths(small: gd.Vocabulary) 
 
 def test_rows_per_grammar_and_reordered_rows(small: gd.Vocabulary) -> None:
     arr, boo = gd.compile_json_schema(ARRAY), gd.compile_json_schema(BOOLEAN)
-    proc = JSONSchemaLogitsProcessor([arr, boo], small)  # 4 rows: 2 per grammar (num_beams=2)
+    proc = TransformersLogitsProcessor([arr, boo], small)  # 4 rows: 2 per grammar (num_beams=2)
     grammars = [arr, arr, boo, boo]
     scores = torch.randn(4, len(small))
     proc(_ids([7], [7], [7], [7]), scores)
@@ -123,12 +123,12 @@ def test_rows_per_grammar_and_reordered_rows(small: gd.Vocabulary) -> None:
     assert torch.equal(out, _expected(scores, masks))
     assert [proc.generated_ids(r) for r in range(4)] == rows
     with pytest.raises(ValueError, match="rows per grammar"):
-        JSONSchemaLogitsProcessor([arr, boo], small)(_ids([7], [7], [7]), scores[:3])
+        TransformersLogitsProcessor([arr, boo], small)(_ids([7], [7], [7]), scores[:3])
 
 
 def test_forbidden_token_raises_and_reset_starts_over(small: gd.Vocabulary) -> None:
     arr = gd.compile_json_schema(ARRAY)
-    proc = JSONSchemaLogitsProcessor(arr, small)
+    proc = TransformersLogitsProcessor(arr, small)
     scores = torch.randn(1, len(small))
     proc(_ids([7, 7]), scores)
     with pytest.raises(gd.TokenRejected, match="row 0"):
@@ -141,16 +141,16 @@ def test_forbidden_token_raises_and_reset_starts_over(small: gd.Vocabulary) -> N
     assert proc.prompt_len == 1 and proc.generated_ids(0) == []
     assert torch.equal(out, _expected(scores, [arr.matcher(small).mask()]))
     with pytest.raises(ValueError, match="EOS"):
-        JSONSchemaLogitsProcessor(arr, gd.Vocabulary([b"a"]))
+        TransformersLogitsProcessor(arr, gd.Vocabulary([b"a"]))
     with pytest.raises(TypeError):
-        JSONSchemaLogitsProcessor([], small)
+        TransformersLogitsProcessor([], small)
 
 
 def test_closing_budget_always_completes_under_random_scores(small: gd.Vocabulary) -> None:
     arr, boo = gd.compile_json_schema(ARRAY), gd.compile_json_schema(BOOLEAN)
     budget = max(arr.min_completion_tokens(small), boo.min_completion_tokens(small)) + 3
     for seed in range(20):
-        proc = JSONSchemaLogitsProcessor([arr, boo], small, max_new_tokens=budget)
+        proc = TransformersLogitsProcessor([arr, boo], small, max_new_tokens=budget)
         generator = torch.Generator().manual_seed(seed)
         ids = _ids([7], [7])
         for _ in range(budget):
@@ -199,7 +199,7 @@ def gemma():
     return model, tokenizer, gemma_hf_vocab()
 
 
-def _generate(gemma, processor: JSONSchemaLogitsProcessor):
+def _generate(gemma, processor: TransformersLogitsProcessor):
     model, tokenizer, _ = gemma
     batch = tokenizer(PROMPTS, return_tensors="pt", padding=True)
     with torch.no_grad():
@@ -222,7 +222,7 @@ def _rows(out, prompt_len: int, vocab: gd.Vocabulary) -> list[list[int]]:
 def test_real_model_batch_of_two_schemas_masks_every_step(gemma) -> None:
     _, _, vocab = gemma
     grammars = [gd.compile_json_schema(SMALL_OBJECT), gd.compile_json_schema(INTEGERS)]
-    proc = JSONSchemaLogitsProcessor(grammars, vocab)
+    proc = TransformersLogitsProcessor(grammars, vocab)
     out, prompt_len = _generate(gemma, proc)
     rows = _rows(out, prompt_len, vocab)
     for row, (grammar, ids) in enumerate(zip(grammars, rows)):
@@ -247,7 +247,7 @@ def test_real_model_closing_budget_completes_and_validates(gemma) -> None:
     schemas = [SMALL_OBJECT, INTEGERS]
     grammars = [gd.compile_json_schema(s) for s in schemas]
     assert max(g.min_completion_tokens(vocab) for g in grammars) <= NEW_TOKENS
-    proc = JSONSchemaLogitsProcessor(grammars, vocab, max_new_tokens=NEW_TOKENS)
+    proc = TransformersLogitsProcessor(grammars, vocab, max_new_tokens=NEW_TOKENS)
     out, prompt_len = _generate(gemma, proc)
     for row, ids in enumerate(_rows(out, prompt_len, vocab)):
         body = [t for t in ids if t not in vocab.eos_token_ids]

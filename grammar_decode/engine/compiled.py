@@ -1,10 +1,9 @@
-"""Compiled grammars on the grammar engine (per constraint, shared) and their matchers (per
-request, cheap).
+"""Compiled grammars (per constraint, shared) and their matchers (per request, cheap).
 
-``EngineGrammar`` holds the IR and the recognizer (lazy lexer DFA + parser), both
-vocabulary-independent; per-vocabulary maskers hang off it, held weakly by vocabulary. An
-``EngineMatcher`` is a list of recognizer states, one per token consumed, so ``rollback(k)`` is
-a list truncation and ``copy()`` a list copy.
+Every front end (JSON Schema, regular expressions, Lark grammars) returns a ``CompiledGrammar``:
+the IR and its recognizer (lazy lexer DFA + parser), both vocabulary-independent; per-vocabulary
+maskers hang off it, held weakly by vocabulary. A ``Matcher`` is a list of recognizer states, one
+per token consumed, so ``rollback(k)`` is a list truncation and ``copy()`` a list copy.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import numpy as np
 
 from ..errors import TokenRejected
 from ..ir.grammar import Grammar
-from ..mask import bitmask_words
+from ..masking.bitmask import bitmask_words
 from ..masking.masker import DEFAULT_CACHE_BYTES, Masker
 from ..vocab import Vocabulary
 from .completion import Completions
@@ -30,7 +29,7 @@ def _as_bytes(text: Union[str, bytes, bytearray]) -> bytes:
     return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
 
 
-class EngineGrammar:
+class CompiledGrammar:
     """A constraint compiled onto the grammar engine. Immutable and thread-safe to share."""
 
     def __init__(self, grammar: Grammar, description: str = "", *, max_size: int = DEFAULT_MAX_SIZE,
@@ -44,7 +43,14 @@ class EngineGrammar:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"EngineGrammar({self.description or self.ir!r})"
+        return f"CompiledGrammar({self.description or self.ir!r})"
+
+    def min_completion_bytes(self, text: Union[str, bytes, bytearray] = b"") -> int:
+        """Fewest bytes that complete ``text`` (from the start by default)."""
+        state = self.recognizer.feed(self.recognizer.initial, _as_bytes(text))
+        if state is None:
+            raise ValueError("not a prefix of any text of this grammar")
+        return self.completions.min_bytes(state)
 
     def accepts(self, text: Union[str, bytes, bytearray]) -> bool:
         """Whether ``text`` (str as UTF-8, or bytes) is a complete sentence."""
@@ -67,15 +73,15 @@ class EngineGrammar:
                 masker = self._maskers[vocab] = Masker(self.recognizer, vocab, self.max_cache_bytes, self.completions)
             return masker
 
-    def matcher(self, vocab: Vocabulary) -> "EngineMatcher":
+    def matcher(self, vocab: Vocabulary) -> "Matcher":
         """A fresh matcher at the start of the text. O(1) once the vocabulary is prepared."""
-        return EngineMatcher(self, vocab)
+        return Matcher(self, vocab)
 
 
-class EngineMatcher:
+class Matcher:
     """The position of one request in one grammar: feed tokens, read masks, roll back."""
 
-    def __init__(self, grammar: EngineGrammar, vocab: Vocabulary) -> None:
+    def __init__(self, grammar: CompiledGrammar, vocab: Vocabulary) -> None:
         self.grammar = grammar
         self.vocab = vocab  # a strong reference: the shared masker holds only a proxy
         self._masker = grammar.masker(vocab)
@@ -92,8 +98,8 @@ class EngineMatcher:
     def tokens_consumed(self) -> int:
         return len(self._states) - 1 + (1 if self.terminated else 0)
 
-    def copy(self) -> "EngineMatcher":
-        twin = EngineMatcher.__new__(EngineMatcher)
+    def copy(self) -> "Matcher":
+        twin = Matcher.__new__(Matcher)
         twin.__dict__.update(self.__dict__)
         twin._states = list(self._states)
         return twin

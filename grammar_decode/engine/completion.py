@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import weakref
 
+from .lexer import DEAD
 from .parser import END, ROOT, Cont, ParseState
 from .recognizer import Recognizer, State
 
@@ -129,6 +130,23 @@ class Completions:
             return self.parse_cost(parse)
         return self.lexer_cost(lex, parse)
 
+    def _candidates(self, state: State) -> list[int]:
+        """The bytes that can follow ``state``, a superset, in increasing order: those the current
+        lexeme can take, and, once it may end, those that can begin the lexemes after it."""
+        recognizer = self.recognizer
+        lexer = recognizer.lexer
+        lex, parse, fresh = state
+        if lex == DEAD:
+            return []
+        out = lexer.first_bytes(lex)
+        matched = lexer.accepting[lex]
+        if not fresh and matched:
+            after = parse.scan(matched)
+            if after is not None and recognizer.lexer_start(after) != DEAD:
+                following = lexer.first_bytes(recognizer.lexer_start(after))
+                out = sorted(set(out) | set(following))
+        return out
+
     def completion(self, state: State) -> bytes | None:
         """The canonical completion of ``state`` (see the module docstring), or None where the
         bound is not exact or the completion is longer than ``MAX_COMPLETION``."""
@@ -140,7 +158,7 @@ class Completions:
         while need > 0:
             target = need - 1
             chosen = None
-            for byte in range(256):
+            for byte in self._candidates(state):
                 nxt = recognizer.step(state, byte)
                 if nxt is None:
                     continue

@@ -39,6 +39,7 @@ class Lexer:
         self._ids: dict[LexState, int] = {}
         self._starts: dict[frozenset[int], int] = {}
         self._extend: dict[int, bool] = {}
+        self._first: dict[int, list[int]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -104,6 +105,17 @@ class Lexer:
                 if found:
                     break
             self._extend[state] = found
+        return found
+
+    def first_bytes(self, state: int) -> list[int]:
+        """The bytes that may lead somewhere from ``state`` (a superset of the live ones), in
+        increasing order. Cached per state."""
+        found = self._first.get(state)
+        if found is None:
+            mask = 0
+            for _lexeme, e in self.pairs[state]:
+                mask |= self.exprs.first_bytes(e)
+            found = self._first[state] = [b for b in range(256) if (mask >> b) & 1]
         return found
 
     def live_lexemes(self, state: int) -> tuple[int, ...]:

@@ -25,7 +25,9 @@ EXPONENT_DIGITS_MAX = 2
 class JsonLexemes:
     """The lexemes (and the optional-whitespace rule) of one JSON grammar, made on first use."""
 
-    def __init__(self, grammar: Grammar, max_whitespace: int) -> None:
+    def __init__(self, grammar: Grammar, max_whitespace: int, capped: bool = True) -> None:
+        """``capped=False`` drops the digit caps (for checking literal values a schema names
+        explicitly, which are written as they are)."""
         self.grammar = grammar
         self.max_whitespace = max_whitespace
         exprs = grammar.exprs
@@ -42,11 +44,11 @@ class JsonLexemes:
         digit = exprs.byteset(byte_range(0x30, 0x39))
         natural = exprs.alt(exprs.literal(b"0"),
                             exprs.concat(exprs.byteset(byte_range(0x31, 0x39)),
-                                         exprs.repeat(digit, 0, INTEGER_DIGITS_MAX - 1)))
+                                         exprs.repeat(digit, 0, INTEGER_DIGITS_MAX - 1 if capped else None)))
         whole = exprs.concat(exprs.optional(exprs.literal(b"-")), natural)
         fraction = exprs.concat(exprs.literal(b"."), exprs.plus(digit))
         exponent = exprs.concat(exprs.byteset(byte_mask(b"eE")), exprs.optional(exprs.byteset(byte_mask(b"+-"))),
-                                exprs.repeat(digit, 1, EXPONENT_DIGITS_MAX))
+                                exprs.repeat(digit, 1, EXPONENT_DIGITS_MAX if capped else None))
         self.integer = grammar.lexeme(whole, "integer")
         self.number = grammar.lexeme(exprs.concat(whole, exprs.optional(fraction), exprs.optional(exponent)), "number")
         self.string = grammar.lexeme(string_expr(grammar), "string")

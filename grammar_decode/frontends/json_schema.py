@@ -35,7 +35,7 @@ from typing import Any, Callable, Union
 from urllib.parse import unquote
 
 from ..errors import GrammarError, SchemaError, UnsupportedSchemaError
-from ..engine.compiled import EngineGrammar
+from ..engine.compiled import CompiledGrammar
 from ..engine.recognizer import Recognizer
 from ..ir.grammar import Grammar, Symbol
 from .json_lexemes import JsonLexemes
@@ -108,10 +108,12 @@ def _non_negative_int(schema: dict[str, Any], keyword: str, pointer: str) -> int
 class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
-    def __init__(self, document: Any, max_whitespace: int) -> None:
+    def __init__(self, document: Any, max_whitespace: int, capped: bool = True) -> None:
         self.document = document
         self.grammar = Grammar()
-        self.lex = JsonLexemes(self.grammar, max_whitespace)
+        self.lex = JsonLexemes(self.grammar, max_whitespace, capped)
+        #: why subschemas admit nothing, first found first: (pointer, message)
+        self.empty_reasons: list[tuple[str, str]] = []
         self.spaced = max_whitespace > 0
         self._rules: dict[int, Symbol] = {}
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
@@ -369,11 +371,14 @@ class JsonSchemaCompiler:
                 spellings = literal_spellings(value, self.spaced)
             except SchemaError as exc:
                 raise SchemaError(str(exc).rsplit(" (at", 1)[0], where) from exc
-            if isinstance(value, float) and value.is_integer() and abs(value) < 1e300:
-                spellings += literal_spellings(int(value), self.spaced)  # 1.0 is an integer too
             kept = [s for s in spellings if judge is None or judge(s)]
+            if not kept and isinstance(value, float) and value.is_integer() and abs(value) < 1e300:
+                # 1.0 is an integer too: under "type": "integer" it is written without a fraction
+                kept = [s for s in literal_spellings(int(value), self.spaced) if judge is None or judge(s)]
             if kept:
                 out.append((self.lex.literal_choice(kept),))
+        if not out:
+            self.empty_reasons.append((where, "no 'enum'/'const' value satisfies the rest of the schema"))
         return out
 
     def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
@@ -382,7 +387,7 @@ class JsonSchemaCompiler:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
         self._filtering.add(key)
         try:
-            sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace)
+            sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False)
             sub._filtering = self._filtering
             sub.grammar.start = sub.value(siblings, pointer)
             try:
@@ -413,7 +418,7 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 
 
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
-                        max_whitespace: int = DEFAULT_MAX_WHITESPACE) -> EngineGrammar:
+                        max_whitespace: int = DEFAULT_MAX_WHITESPACE) -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -434,11 +439,14 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
     compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0)
     try:
         grammar = compiler.compile_root()
-        compiled = EngineGrammar(grammar, "JSON Schema")
+        compiled = CompiledGrammar(grammar, "JSON Schema")
     except RecursionError as exc:
         raise SchemaError("the schema is nested too deeply") from exc
     except GrammarError as exc:
         if "admits no text" in str(exc):
+            if compiler.empty_reasons:
+                where, why = compiler.empty_reasons[0]
+                raise SchemaError(f"the schema admits no document: {why}", where) from exc
             raise SchemaError("the schema admits no document") from exc
         raise
     compiled.schema = document

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..engine.compiled import EngineGrammar
+from ..engine.compiled import CompiledGrammar
 from ..errors import GrammarError, UnsupportedRegexError
 from ..ir.grammar import Grammar
 from .regex import translate
@@ -58,7 +58,7 @@ def _flags(pattern: Any, name: str) -> int:
     return flags
 
 
-def compile_grammar(text: str, start: str = "start") -> EngineGrammar:
+def compile_grammar(text: str, start: str = "start") -> CompiledGrammar:
     """Compile a Lark grammar; the constraint is its rule ``start``.
 
     Raises:
@@ -88,7 +88,7 @@ def compile_grammar(text: str, start: str = "start") -> EngineGrammar:
         if name not in expressions:
             raise GrammarError(f"%ignore names {name}, which is not a terminal")
         expr = expressions[name]
-        non_empty = exprs.difference(expr, exprs.concat()) if exprs.nullable[expr] else expr
+        non_empty = exprs.without_empty(expr)
         if not exprs.is_empty(non_empty):
             grammar.ignore(non_empty, name)
     for rule in rules:
@@ -105,4 +105,4 @@ def compile_grammar(text: str, start: str = "start") -> EngineGrammar:
     if start not in symbols:
         raise GrammarError(f"the grammar has no rule {start!r}")
     grammar.start = symbols[start]
-    return EngineGrammar(grammar, f"lark grammar (start {start!r})")
+    return CompiledGrammar(grammar, f"lark grammar (start {start!r})")

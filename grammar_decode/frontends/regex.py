@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import Any
 
-from ..engine.compiled import EngineGrammar
+from ..engine.compiled import CompiledGrammar
 from ..errors import GrammarError, UnsupportedRegexError
 from ..ir import utf8
 from ..ir.grammar import Grammar
@@ -199,7 +199,7 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
     return translator.sequence(list(parsed), bool(global_flags & re.DOTALL), True, True)
 
 
-def compile_regex(pattern: str, flags: int = 0) -> EngineGrammar:
+def compile_regex(pattern: str, flags: int = 0) -> CompiledGrammar:
     """Compile a Python regular expression: the texts the grammar accepts are exactly the UTF-8
     encodings of the strings ``re.fullmatch(pattern, s, flags)`` matches.
 
@@ -213,4 +213,4 @@ def compile_regex(pattern: str, flags: int = 0) -> EngineGrammar:
     if grammar.exprs.is_empty(expr):
         raise GrammarError(f"the regular expression {pattern!r} matches nothing")
     grammar.start = grammar.token(expr, "regex")
-    return EngineGrammar(grammar, f"regex {pattern!r}")
+    return CompiledGrammar(grammar, f"regex {pattern!r}")

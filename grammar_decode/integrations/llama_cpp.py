@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import llama_cpp
 import numpy as np
 
-from ..grammar import CompiledGrammar, Matcher
+from ..engine.compiled import CompiledGrammar, Matcher
 from ..vocab import Vocabulary
 
 
@@ -70,7 +70,7 @@ class LlamaLogits:
                                      shape=(self.llama.n_vocab(),))
 
 
-class JSONSchemaLogitsProcessor:
+class LlamaCppLogitsProcessor:
     """A llama-cpp-python logits processor: ``fn(input_ids, scores) -> scores``.
 
     llama-cpp-python calls it once per sampled position with the whole context so far. A call

@@ -1,12 +1,12 @@
-"""A ``transformers`` logits processor: JSON-Schema-constrained ``model.generate``.
+"""A ``transformers`` logits processor: grammar-constrained ``model.generate`` (JSON Schema, regex, Lark).
 
 ::
 
     from transformers import LogitsProcessorList
-    from grammar_decode.integrations.transformers import JSONSchemaLogitsProcessor
+    from grammar_decode.integrations.transformers import TransformersLogitsProcessor
 
     vocab = gd.Vocabulary.from_hf(tokenizer)
-    proc = JSONSchemaLogitsProcessor(grammar, vocab, max_new_tokens=64)   # or [grammar_row0, grammar_row1]
+    proc = TransformersLogitsProcessor(grammar, vocab, max_new_tokens=64)   # or [grammar_row0, grammar_row1]
     out = model.generate(**inputs, max_new_tokens=64, logits_processor=LogitsProcessorList([proc]))
 
 One matcher per row of the batch. The first call records the prompt length (``input_ids.shape[1]``;
@@ -22,7 +22,7 @@ whose history it extends, or replayed from the start. Call ``reset()`` (or make 
 before reusing one for another ``generate`` call; a call whose ``input_ids`` is not exactly one
 column longer than the previous one, or has a different number of rows, starts over by itself.
 
-Masks are applied by index: per cached automaton-state mask (the masker's masks are shared,
+Masks are applied by index: per cached recognizer-state mask (the masker's masks are shared,
 read-only arrays) and device, a cached tensor of the allowed ids (sparse masks: keep those, -inf
 elsewhere) or of the forbidden ids (dense masks, e.g. inside a string: set those to -inf), whichever
 is shorter. A step costs one clone of ``scores`` plus O(min(allowed, forbidden)) per row: about
@@ -39,14 +39,14 @@ import torch
 from transformers import LogitsProcessor
 
 from ..errors import TokenRejected
-from ..grammar import CompiledGrammar, Matcher
+from ..engine.compiled import CompiledGrammar, Matcher
 from ..vocab import Vocabulary
 
 #: Most cached mask plans per cache (index tensors; one per distinct mask / (state, tokens left)).
 _CACHE_LIMIT = 2048
 
 
-class JSONSchemaLogitsProcessor(LogitsProcessor):
+class TransformersLogitsProcessor(LogitsProcessor):
     """Masks ``scores`` so each row can only continue a document of its grammar.
 
     Args:
@@ -160,7 +160,7 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
     # -- masks ---------------------------------------------------------------------------------
 
     def _row_plan(self, row: int, width: int, device: torch.device) -> tuple[bool, torch.Tensor]:
-        """The cached plan for row ``row``: keyed by (grammar, automaton state, tokens left),
+        """The cached plan for row ``row``: keyed by (grammar, recognizer state, tokens left),
         so a warm step touches neither the masker nor numpy."""
         matcher = self.matchers[row]
         remaining = None if self.max_new_tokens is None else self.max_new_tokens - len(self._history[row])
@@ -234,7 +234,7 @@ class JSONSchemaLogitsProcessor(LogitsProcessor):
 
     def __repr__(self) -> str:
         grammars: Any = self._grammar if self._grammar is not None else f"{len(self._grammars or [])} grammars"
-        return f"JSONSchemaLogitsProcessor({grammars}, {self.vocab!r}, max_new_tokens={self.max_new_tokens})"
+        return f"TransformersLogitsProcessor({grammars}, {self.vocab!r}, max_new_tokens={self.max_new_tokens})"
 
 
 class TorchLogits:

@@ -67,7 +67,7 @@ class Grammar:
         rule with two alternatives, the lexeme of its non-empty part and nothing."""
         if not self.exprs.nullable[expr]:
             return self.lexeme(expr, name)
-        non_empty = self.exprs.difference(expr, self.exprs.concat())
+        non_empty = self.exprs.without_empty(expr)
         rule = self.rule(f"{name or 'token'}?")
         if non_empty == NOTHING or self.exprs.is_empty(non_empty):
             self.define(rule, [()])

@@ -66,6 +66,9 @@ class ExprSet:
         self._index: dict[tuple, int] = {}
         self._deriv: dict[int, int] = {}
         self._empty: dict[int, bool] = {}
+        self._first: dict[int, int] = {}
+        self._boolean: dict[int, bool] = {}
+        self._min: dict[int, int | None] = {}
         self._lock = threading.Lock()
         # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
         self._node(NOTHING_KIND, None, False)
@@ -182,6 +185,26 @@ class ExprSet:
             return self.args[item]  # type: ignore[return-value]
         return self._node(NOT_KIND, item, not self.nullable[item])
 
+    def without_empty(self, item: int) -> int:
+        """``item`` minus the empty string. Structural (no ``&``/``¬`` introduced) when ``item``
+        has none; ``item & ¬ε`` otherwise."""
+        if not self.nullable[item]:
+            return item
+        if self.has_boolean(item):
+            return self.difference(item, EPSILON)
+        kind = self.kind[item]
+        args = self.args[item]
+        if kind == EPSILON_KIND:
+            return NOTHING
+        if kind == OR_KIND:
+            return self.alt(*(self.without_empty(m) for m in args))  # type: ignore[union-attr]
+        if kind == CONCAT_KIND:
+            head, rest = args[0], self.concat(*args[1:])  # type: ignore[index]
+            # both parts are nullable: a non-empty head then anything, or an empty head and a non-empty rest
+            return self.alt(self.concat(self.without_empty(head), rest), self.without_empty(rest))
+        inner, _lo, hi = args  # type: ignore[misc]  # REPEAT with lo == 0
+        return self.concat(self.without_empty(inner), self.repeat(inner, 0, None if hi is None else hi - 1))
+
     def difference(self, left: int, right: int) -> int:
         """``left`` minus ``right``."""
         return self.both(left, self.negate(right))
@@ -264,7 +287,14 @@ class ExprSet:
     # -- byte classes --------------------------------------------------------------------------
 
     def first_bytes(self, item: int) -> int:
-        """A superset of the bytes whose derivative is not ``NOTHING`` (exact without ``¬``)."""
+        """A superset of the bytes whose derivative is not ``NOTHING`` (exact without ``¬``).
+        Memoised per node."""
+        found = self._first.get(item)
+        if found is None:
+            found = self._first[item] = self._first_bytes(item)
+        return found
+
+    def _first_bytes(self, item: int) -> int:
         kind = self.kind[item]
         args = self.args[item]
         if kind == BYTES_KIND:
@@ -331,7 +361,13 @@ class ExprSet:
     # -- analyses ------------------------------------------------------------------------------
 
     def has_boolean(self, item: int) -> bool:
-        """Whether ``&`` or ``¬`` occurs in ``item`` (then emptiness needs a search)."""
+        """Whether ``&`` or ``¬`` occurs in ``item`` (then emptiness needs a search). Memoised."""
+        found = self._boolean.get(item)
+        if found is None:
+            found = self._boolean[item] = self._has_boolean(item)
+        return found
+
+    def _has_boolean(self, item: int) -> bool:
         stack, seen = [item], set()
         while stack:
             node = stack.pop()
@@ -387,10 +423,15 @@ class ExprSet:
     def min_length(self, item: int, fuel: int = DEFAULT_FUEL) -> int | None:
         """Length of the shortest string ``item`` matches (None if none). Structural, O(size),
         without ``&``/``¬`` (so ``x{100000}`` costs nothing); a search otherwise."""
+        if item in self._min:
+            return self._min[item]
         if not self.has_boolean(item):
-            return self._structural_min(item, {})
-        found = self._search_nullable(item, fuel)
-        return None if found is None else len(found)
+            result = self._structural_min(item, {})
+        else:
+            found = self._search_nullable(item, fuel)
+            result = None if found is None else len(found)
+        self._min[item] = result
+        return result
 
     def _structural_min(self, item: int, memo: dict[int, int | None]) -> int | None:
         if item in memo:

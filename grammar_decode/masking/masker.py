@@ -26,9 +26,9 @@ from ..engine.completion import Completions
 from ..engine.lexer import DEAD
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer, State
-from ..mask import pack_mask
 from ..trie import TokenTrie
 from ..vocab import Vocabulary
+from .bitmask import pack_mask
 from .cache import ByteBoundedLRU
 from .slices import loops_on_plain_text
 from .walk import Boundary, boundary_walk, lexeme_walk
@@ -85,8 +85,7 @@ class Masker:
         self.trie = vocab.trie
         self.slice = vocab.string_slice
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
-        self.ordinary = vocab.ordinary_mask()  # O(V), once per (grammar, vocabulary)
-        self.ordinary.flags.writeable = False
+        self.ordinary = vocab.ordinary_mask()  # read-only, cached by the vocabulary
         self._lexeme_parts: ByteBoundedLRU[_LexemePart] = ByteBoundedLRU(max_cache_bytes // 2)
         self._boundary_parts: ByteBoundedLRU[_BoundaryPart] = ByteBoundedLRU(max_cache_bytes // 4)
         self._finish: ByteBoundedLRU[_Finish] = ByteBoundedLRU(max_cache_bytes // 16)
@@ -94,7 +93,6 @@ class Masker:
         self.completions = completions if completions is not None else Completions(recognizer)
         # fewest tokens <= fewest bytes holds when every byte value is an ordinary token
         self._bytes_bound_tokens = not vocab.missing_single_bytes()
-        self._ids_by_bytes: dict[bytes, list[int]] | None = None
         self._masks: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._loops: dict[int, bool] = {}
@@ -220,7 +218,7 @@ class Masker:
             return mask
         completion = finish.completion
         narrowed = np.zeros(self.size, dtype=bool)
-        ids_by_bytes = self._token_ids_by_bytes()
+        ids_by_bytes = self.vocab.ids_by_bytes()
         for length in range(1, len(completion) + 1):
             ids = ids_by_bytes.get(completion[:length])
             rest = finish.suffix_tokens[length]
@@ -231,12 +229,3 @@ class Masker:
             narrowed[self.eos_ids] = True
         narrowed.flags.writeable = False
         return narrowed
-
-    def _token_ids_by_bytes(self) -> dict[bytes, list[int]]:
-        found = self._ids_by_bytes
-        if found is None:
-            found = {}
-            for token_id in np.flatnonzero(self.ordinary).tolist():
-                found.setdefault(self.vocab.token_bytes(token_id), []).append(token_id)
-            self._ids_by_bytes = found
-        return found

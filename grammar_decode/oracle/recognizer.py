@@ -108,7 +108,7 @@ class EarleyChart:
                         if new not in result:
                             result.add(new)
                             work.append(new)
-            else:
+            elif item.rule != -1:  # the virtual start rule completes the text; nothing waits for it
                 # complete: advance every item waiting for this rule at the origin
                 source = result if item.origin == position else earlier[item.origin]
                 if item.origin == position:

@@ -1,0 +1,136 @@
+"""The suite's checks can fail: deliberately broken variants of the fast path, each caught.
+
+Each variant patches one piece of the engine the way a plausible bug would (``docs/testing.md``
+lists them); the detector runs the same kinds of checks the suite runs (fast masks against the
+independent reference, grammar tables, random-logits generation judged by ``jsonschema``) and
+must report at least one failure for every variant, and none for the unpatched engine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+import jsonschema
+import numpy as np
+import pytest
+
+import grammar_decode as gd
+from grammar_decode.engine import parser as parser_module
+from grammar_decode.frontends import json_lexemes
+from grammar_decode.ir.regex import ExprSet
+from grammar_decode.masking import masker as masker_module
+from grammar_decode.oracle.masks import reference_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
+
+from conftest import PERSON
+
+ARRAY3 = {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
+NUMBERS = {"type": "array", "items": {"type": "number"}}
+OPTIONAL = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+PROBES = [(PERSON, [b'{"name":"Ann"', b'{"name":"Ann","age":1']), (ARRAY3, [b"[1,2", b"[1,2,3"]),
+          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1'])]
+TABLE = [(ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
+         (OPTIONAL, '{"b":"x"}', True), (OPTIONAL, '{"a":1,"b":"x"}', True)]
+
+
+def failures(vocab: gd.Vocabulary) -> list[str]:
+    """What the suite would report: empty for a sound engine."""
+    found = []
+    for schema, prefixes in PROBES:
+        grammar = gd.compile_json_schema(schema, whitespace="compact")
+        reference = ReferenceRecognizer(grammar.ir)
+        matcher = grammar.matcher(vocab)
+        for prefix in prefixes:  # along one walk, so cached masks are reused where keys collide
+            state = grammar.recognizer.feed(grammar.recognizer.initial, prefix)
+            if state is None:
+                found.append(f"{prefix!r} not viable")
+                continue
+            masker = grammar.masker(vocab)
+            if not np.array_equal(masker.mask(state), reference_mask(reference, vocab, prefix)):
+                found.append(f"mask differs from the reference after {prefix!r}")
+        del matcher
+    for schema, text, expected in TABLE:
+        if gd.compile_json_schema(schema, whitespace="compact").accepts(text) is not expected:
+            found.append(f"accepts({text!r}) is not {expected}")
+    rng = np.random.default_rng(0)
+    for schema in (PERSON, ARRAY3, NUMBERS):
+        grammar = gd.compile_json_schema(schema)
+        for seed in range(3):
+            result = gd.generate(lambda ids: rng.standard_normal(len(vocab)), grammar, vocab, max_tokens=40, seed=seed)
+            if result.stop_reason not in ("eos", "complete"):
+                found.append(f"generation stopped with {result.stop_reason}")
+                continue
+            try:
+                jsonschema.validate(json.loads(result.data), schema)
+            except (ValueError, jsonschema.ValidationError) as exc:
+                found.append(f"invalid document {result.text!r}: {exc}")
+    return found
+
+
+def clamped_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounded repetition: the counter stops going down at 2 (the founding write-up's clamp)."""
+    original = ExprSet.repeat
+
+    def repeat(self: ExprSet, item: int, lo: int, hi: int | None) -> int:
+        return original(self, item, lo, None if hi is not None and hi >= 2 else hi)
+
+    monkeypatch.setattr(ExprSet, "repeat", repeat)
+
+
+def dropped_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser never predicts the last alternative of a rule that has several."""
+    original = parser_module.Parser.__init__
+
+    def init(self: parser_module.Parser, grammar, max_size: int = parser_module.DEFAULT_MAX_SIZE) -> None:
+        original(self, grammar, max_size)
+        self.firsts = [f[:-1] if len(f) >= 2 else f for f in self.firsts]
+
+    monkeypatch.setattr(parser_module.Parser, "__init__", init)
+
+
+def wrong_escape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JSON string lexeme accepts any escaped byte (``\\x`` included)."""
+
+    def string_expr(grammar) -> int:
+        exprs = grammar.exprs
+        from grammar_decode.ir.regex import byte_mask, byte_range
+
+        plain = exprs.byteset(byte_range(0x20, 0xFF) & ~byte_mask(b'"\\'))
+        escape = exprs.concat(exprs.literal(b"\\"), exprs.byteset(byte_range(0x20, 0x7E)))
+        return exprs.concat(exprs.literal(b'"'), exprs.star(exprs.alt(plain, escape)), exprs.literal(b'"'))
+
+    monkeypatch.setattr(json_lexemes, "string_expr", string_expr)
+
+
+def cache_key_missing_a_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole masks cached by lexer state alone, forgetting the parse."""
+    original = masker_module.Masker.mask
+
+    def mask(self: masker_module.Masker, state):  # type: ignore[no-untyped-def]
+        key = ("lexer only", state[0])
+        found = self._masks.get(key)
+        if found is None:
+            found = original(self, state)
+            self._masks.put(key, found, found.nbytes)
+        return found
+
+    monkeypatch.setattr(masker_module.Masker, "mask", mask)
+
+
+VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "clamped counter": clamped_counter,
+    "dropped alternative": dropped_alternative,
+    "wrong escape": wrong_escape,
+    "cache key missing a field": cache_key_missing_a_field,
+}
+
+
+def test_the_unpatched_engine_passes_the_detector(gpt2: gd.Vocabulary) -> None:
+    assert failures(gpt2) == []
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_each_broken_variant_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    VARIANTS[name](monkeypatch)
+    assert failures(gpt2), f"the broken variant {name!r} went unnoticed"

@@ -192,6 +192,9 @@ class JsonSchemaCompiler:
         for keyword in schema:
             if keyword not in _KNOWN:
                 raise UnsupportedSchemaError(keyword, pointer)
+        if "$id" in schema and schema is not self.document:
+            raise UnsupportedSchemaError("$id", pointer, "embedded schema resources (a nested $id changes "
+                                                        "what references inside it resolve to)")
         if "$ref" in schema:
             siblings = [k for k in schema if k != "$ref" and k not in ANNOTATIONS]
             if siblings:

@@ -47,13 +47,16 @@ class GenerationResult:
 
 def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Copy of ``logits`` (float dtype kept) with disallowed ids set to -inf. Ids past
-    ``len(mask)`` (padding columns of wider logits) are always disallowed. One pass, O(W)."""
+    ``len(mask)`` (padding columns of wider logits) are always disallowed; NaN logits count as
+    -inf (when nothing allowed is left, ``generate`` samples the allowed ids uniformly). O(W)."""
     logits = np.asarray(logits)
     if not np.issubdtype(logits.dtype, np.floating):
         logits = logits.astype(np.float32)
     out = np.full_like(logits, -np.inf)
     width = min(len(mask), logits.shape[-1])
     np.copyto(out[..., :width], logits[..., :width], where=mask[:width])
+    if np.isnan(out[..., :width]).any():  # NaN says nothing about a token: treat it as -inf
+        np.copyto(out, -np.inf, where=np.isnan(out))
     return out
 
 

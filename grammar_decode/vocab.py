@@ -49,6 +49,12 @@ def gpt2_unicode_to_bytes() -> dict[str, int]:
     return table
 
 
+def _token_id(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise VocabularyError(f"a token id is an int, not {type(value).__name__} {value!r}")
+    return int(value)
+
+
 class Vocabulary:
     """Token id → bytes, for one model.
 
@@ -63,12 +69,16 @@ class Vocabulary:
 
     def __init__(self, tokens: Sequence[bytes], eos_token_ids: Iterable[int] = (),
                  special_token_ids: Iterable[int] = ()) -> None:
-        self._tokens: list[bytes] = [bytes(t) for t in tokens]
+        self._tokens: list[bytes] = []
+        for index, token in enumerate(tokens):
+            if not isinstance(token, (bytes, bytearray, memoryview)):
+                raise VocabularyError(f"token {index} is a {type(token).__name__}, not bytes")
+            self._tokens.append(bytes(token))
         n = len(self._tokens)
         if n == 0:
             raise VocabularyError("a vocabulary needs at least one token")
-        self._eos: tuple[int, ...] = tuple(sorted({int(i) for i in eos_token_ids}))
-        self._special: tuple[int, ...] = tuple(sorted({int(i) for i in special_token_ids}))
+        self._eos: tuple[int, ...] = tuple(sorted({_token_id(i) for i in eos_token_ids}))
+        self._special: tuple[int, ...] = tuple(sorted({_token_id(i) for i in special_token_ids}))
         for token_id in self._eos + self._special:
             if not 0 <= token_id < n:
                 raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
@@ -139,6 +149,10 @@ class Vocabulary:
             self._longest = max((len(t) for t in tokens), default=0)
             self._ordinary = tokens
         return self._ordinary
+
+    def ordinary_tokens(self) -> frozenset[bytes]:
+        """The byte strings of the ordinary tokens. Cached."""
+        return self._ordinary_set()
 
     def ids_by_bytes(self) -> dict[bytes, list[int]]:
         """Ordinary token ids by their bytes (several ids may spell the same bytes). O(V) once,

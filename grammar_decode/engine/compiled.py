@@ -14,12 +14,12 @@ from typing import Union
 
 import numpy as np
 
-from ..errors import TokenRejected
+from ..errors import GrammarError, TokenRejected, VocabularyError
 from ..ir.grammar import Grammar
 from ..masking.bitmask import bitmask_words
-from ..masking.masker import DEFAULT_CACHE_BYTES, Masker
+from ..masking.masker import DEFAULT_CACHE_BYTES, UNREACHABLE, Masker
 from ..vocab import Vocabulary
-from .completion import Completions
+from .completion import MAX_COMPLETION, Completions
 from .recognizer import Recognizer, State
 from .transform import DEFAULT_MAX_SIZE
 
@@ -62,8 +62,21 @@ class CompiledGrammar:
 
     def min_completion_tokens(self, vocab: Vocabulary) -> int:
         """Fewest tokens of ``vocab`` that spell the canonical shortest text: the smallest
-        ``max_tokens`` for which ``generate`` guarantees a complete text."""
-        return self.masker(vocab).finish_tokens(self.recognizer.initial)
+        ``max_tokens`` for which ``generate`` guarantees a complete text.
+
+        Raises:
+            GrammarError: the shortest text is longer than the budget can follow
+                (``MAX_COMPLETION`` bytes), or has no canonical form to vouch for.
+            VocabularyError: the vocabulary cannot spell it.
+        """
+        count = self.masker(vocab).finish_tokens(self.recognizer.initial)
+        if count < UNREACHABLE:
+            return count
+        length = self.completions.min_bytes(self.recognizer.initial)
+        if length > MAX_COMPLETION or self.completions.path(self.recognizer.initial) is None:
+            raise GrammarError(f"the shortest text is {length:,} bytes long; the closing budget follows "
+                               f"canonical completions of at most {MAX_COMPLETION:,} bytes")
+        raise VocabularyError("this vocabulary cannot spell the shortest text")
 
     def masker(self, vocab: Vocabulary) -> Masker:
         """The shared mask cache for ``vocab`` (created on first use)."""

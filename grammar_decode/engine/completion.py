@@ -20,47 +20,46 @@ from __future__ import annotations
 
 import weakref
 
+from ..lru import ByteBoundedLRU
 from .lexer import DEAD
+from ..ir.grammar import INFINITE, shortest_derivations
 from .parser import END, ROOT, Cont, ParseState
 from .recognizer import Recognizer, State
 
 #: Longest canonical completion ``completion`` materialises (bytes).
 MAX_COMPLETION = 1 << 16
 
-INFINITE = 1 << 62
+_MISSING = object()
 
 
 class Completions:
     """Completion lengths and canonical completions for one recognizer. Thread-safe (memos are
     filled idempotently)."""
 
-    def __init__(self, recognizer: Recognizer) -> None:
+    def __init__(self, recognizer: Recognizer, max_cache_bytes: int = 32 << 20) -> None:
         self.recognizer = recognizer
         parser = recognizer.parser
         exprs = recognizer.exprs
         self.lexeme_min = [exprs.min_length(e) for e in recognizer.grammar.lexeme_exprs]
         symbols = parser.symbols
-        # fewest bytes per rewritten rule: fixed point over its alternatives
-        rule_min = [INFINITE] * len(parser.firsts)
-        changed = True
-        while changed:
-            changed = False
-            for rule, firsts in enumerate(parser.firsts):
-                for first in firsts:
-                    total = 0
-                    position = first
-                    while symbols[position] != END:
-                        total += self._symbol_min(symbols[position], rule_min)
-                        position += 1
-                    if total < rule_min[rule]:
-                        rule_min[rule] = total
-                        changed = True
+        # fewest bytes per rewritten rule
+        alternatives = []
+        for firsts in parser.firsts:
+            alts = []
+            for first in firsts:
+                position = first
+                while symbols[position] != END:
+                    position += 1
+                alts.append(tuple(symbols[first:position]))
+            alternatives.append(alts)
+        rule_min = shortest_derivations(alternatives, lambda t: self.lexeme_min[t])
         # rest[p]: fewest bytes from position p to the end of its alternative
         rest = [0] * len(symbols)
         for position in range(len(symbols) - 1, -1, -1):
             symbol = symbols[position]
             rest[position] = 0 if symbol == END else min(INFINITE, self._symbol_min(symbol, rule_min) + rest[position + 1])
         self.rest = rest
+        self._links: ByteBoundedLRU[tuple[int, State] | None] = ByteBoundedLRU(max_cache_bytes)
         self._cont_cost: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
         self._parse_cost: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
 
@@ -147,30 +146,53 @@ class Completions:
                 out = sorted(set(out) | set(following))
         return out
 
-    def completion(self, state: State) -> bytes | None:
-        """The canonical completion of ``state`` (see the module docstring), or None where the
-        bound is not exact or the completion is longer than ``MAX_COMPLETION``."""
-        recognizer = self.recognizer
+    def next_byte(self, state: State) -> tuple[int, State] | None:
+        """The first byte of the canonical completion of ``state`` and the state it leads to
+        (None when the state is complete, or where the bound is not exact). Cached per state,
+        so following a completion costs one lookup per byte after the first time."""
+        found = self._links.get(state, _MISSING)
+        if found is not _MISSING:
+            return found  # type: ignore[return-value]
         need = self.min_bytes(state)
-        if need >= MAX_COMPLETION:
-            return None
-        out = bytearray()
-        while need > 0:
+        link = None
+        if 0 < need < INFINITE:
             target = need - 1
-            chosen = None
             for byte in self._candidates(state):
-                nxt = recognizer.step(state, byte)
+                nxt = self.recognizer.step(state, byte)
                 if nxt is None:
                     continue
                 bound = self.min_bytes(nxt)
                 if bound < target:
-                    return None  # the bound is not exact next door: no canonical claim here
+                    break  # the bound is not exact next door: no canonical claim here
                 if bound == target:
-                    chosen = (byte, nxt)
+                    link = (byte, nxt)
                     break
-            if chosen is None:
+        self._links.put(state, link, 96)
+        return link
+
+    def path(self, state: State, limit: int = MAX_COMPLETION) -> tuple[bytes, list[State]] | None:
+        """The canonical completion of ``state`` and the states along it (``len(states) ==
+        len(text) + 1``, the last one complete); None where there is none to vouch for or it is
+        longer than ``limit``."""
+        need = self.min_bytes(state)
+        if need >= min(limit, INFINITE) + 1:
+            return None
+        text = bytearray()
+        states = [state]
+        while need > 0:
+            link = self.next_byte(state)
+            if link is None:
                 return None
-            out.append(chosen[0])
-            state = chosen[1]
-            need = target
-        return bytes(out) if recognizer.is_accepting(state) else None
+            text.append(link[0])
+            state = link[1]
+            states.append(state)
+            need -= 1
+        if not self.recognizer.is_accepting(state):
+            return None
+        return bytes(text), states
+
+    def completion(self, state: State) -> bytes | None:
+        """The canonical completion of ``state`` (see the module docstring), or None where the
+        bound is not exact or the completion is longer than ``MAX_COMPLETION``."""
+        found = self.path(state)
+        return None if found is None else found[0]

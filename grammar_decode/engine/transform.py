@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from ..ir.grammar import Alternative, Grammar, Symbol
+from ..ir.grammar import INFINITE, Alternative, Grammar, Symbol, shortest_derivations
 
 #: Default limit on the total number of symbols in the rewritten grammar.
 DEFAULT_MAX_SIZE = 2_000_000
@@ -154,25 +154,11 @@ def _check(rules: list[list[Alternative]], max_size: int) -> None:
 
 
 def _productive(rules: list[list[Alternative]]) -> list[bool]:
-    productive = [False] * len(rules)
-    changed = True
-    while changed:
-        changed = False
-        for index, alts in enumerate(rules):
-            if not productive[index] and any(all(s >= 0 or productive[~s] for s in alt) for alt in alts):
-                productive[index] = changed = True
-    return productive
+    return [c < INFINITE for c in shortest_derivations(rules, lambda _t: 1)]
 
 
 def _nullable(rules: list[list[Alternative]]) -> list[bool]:
-    nullable = [False] * len(rules)
-    changed = True
-    while changed:
-        changed = False
-        for index, alts in enumerate(rules):
-            if not nullable[index] and any(all(s < 0 and nullable[~s] for s in alt) for alt in alts):
-                nullable[index] = changed = True
-    return nullable
+    return [c == 0 for c in shortest_derivations(rules, lambda _t: 1)]
 
 
 def _reachable_only(rules: list[list[Alternative]], start: int) -> list[list[Alternative]]:

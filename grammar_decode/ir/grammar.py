@@ -10,13 +10,15 @@ optional rule around its non-empty part. Between two lexemes the text is split b
 a lexeme ends where the next byte cannot extend it.
 
 Analyses (``analyze``): which symbols are productive (derive some text), which are nullable, and
-the fewest bytes each symbol can produce; all by fixed-point iteration, so recursion is fine.
+the fewest bytes each symbol can produce; all from one shortest-derivation pass
+(``shortest_derivations``), so recursion of any kind is fine.
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..errors import GrammarError
 from .regex import NOTHING, ExprSet
@@ -114,6 +116,60 @@ class Analysis:
         return self.lexeme_min_bytes[symbol] if is_lexeme(symbol) else self.rule_min_bytes[~symbol]
 
 
+INFINITE = 1 << 62
+
+
+def shortest_derivations(rules: Sequence[Sequence[Alternative]], lexeme_cost: Callable[[int], int | None]) -> list[int]:
+    """Fewest bytes each rule derives (``INFINITE`` for unproductive rules), given each lexeme's
+    cost (None: the lexeme matches nothing). Knuth's generalisation of Dijkstra's algorithm to
+    grammars: a rule's cost is final when it is the cheapest candidate left, and an alternative
+    becomes a candidate once all its rules are final. O(size · log size), recursion of any kind."""
+    best = [INFINITE] * len(rules)
+    uses: list[list[int]] = [[] for _ in rules]
+    owner: list[int] = []
+    remaining: list[int] = []
+    partial: list[int] = []
+    heap: list[tuple[int, int]] = []
+    for rule, alternatives in enumerate(rules):
+        for alternative in alternatives:
+            index = len(owner)
+            owner.append(rule)
+            total, waiting, dead = 0, 0, False
+            for symbol in alternative:
+                if symbol >= 0:
+                    cost = lexeme_cost(symbol)
+                    if cost is None:
+                        dead = True
+                        break
+                    total += cost
+                else:
+                    waiting += 1
+            remaining.append(-1 if dead else waiting)
+            partial.append(total)
+            if dead:
+                continue
+            for symbol in alternative:
+                if symbol < 0:
+                    uses[~symbol].append(index)
+            if waiting == 0:
+                heapq.heappush(heap, (total, rule))
+    final = [False] * len(rules)
+    while heap:
+        cost, rule = heapq.heappop(heap)
+        if final[rule]:
+            continue
+        final[rule] = True
+        best[rule] = cost
+        for index in uses[rule]:
+            if remaining[index] <= 0:
+                continue
+            partial[index] += cost
+            remaining[index] -= 1
+            if remaining[index] == 0 and not final[owner[index]]:
+                heapq.heappush(heap, (partial[index], owner[index]))
+    return best
+
+
 def analyze(grammar: Grammar) -> Analysis:
     """Productive and nullable rules, and the fewest bytes every symbol derives (None where a
     rule derives nothing). Fixed points over the rules: O(rules × passes)."""
@@ -122,28 +178,9 @@ def analyze(grammar: Grammar) -> Analysis:
     for expr in grammar.lexeme_exprs:
         length = exprs.min_length(expr)
         lexeme_min.append(-1 if length is None else length)
-    rules = grammar.alternatives
-    best: list[int | None] = [None] * len(rules)
-    nullable = [False] * len(rules)
-    changed = True
-    while changed:
-        changed = False
-        for index, alternatives in enumerate(rules):
-            for alternative in alternatives:
-                total = 0
-                for symbol in alternative:
-                    part = lexeme_min[symbol] if symbol >= 0 else best[~symbol]
-                    if part is None or part < 0:
-                        total = -1
-                        break
-                    total += part
-                if total < 0:
-                    continue
-                if best[index] is None or total < best[index]:  # type: ignore[operator]
-                    best[index] = total
-                    changed = True
-                if not nullable[index] and all(s < 0 and nullable[~s] for s in alternative):
-                    nullable[index] = True
-                    changed = True
+    costs = shortest_derivations(grammar.alternatives, lambda t: None if lexeme_min[t] < 0 else lexeme_min[t])
+    best = tuple(None if c >= INFINITE else c for c in costs)
+    # nullable: derives the empty text (lexemes never match it)
+    nullable = tuple(c == 0 for c in costs)
     productive = tuple(b is not None for b in best)
-    return Analysis(productive, tuple(nullable), tuple(best), tuple(max(m, 0) for m in lexeme_min))
+    return Analysis(productive, nullable, best, tuple(max(m, 0) for m in lexeme_min))

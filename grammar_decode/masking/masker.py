@@ -22,14 +22,14 @@ import weakref
 
 import numpy as np
 
-from ..engine.completion import Completions
+from ..engine.completion import MAX_COMPLETION, Completions
 from ..engine.lexer import DEAD
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer, State
 from ..trie import TokenTrie
 from ..vocab import Vocabulary
 from .bitmask import pack_mask
-from .cache import ByteBoundedLRU
+from ..lru import ByteBoundedLRU
 from .slices import loops_on_plain_text
 from .walk import Boundary, boundary_walk, lexeme_walk
 
@@ -60,19 +60,6 @@ class _BoundaryPart:
         self.reached = reached
 
 
-class _Finish:
-    __slots__ = ("completion", "suffix_tokens")
-
-    def __init__(self, completion: bytes | None, suffix_tokens: list[int | None]) -> None:
-        self.completion = completion
-        self.suffix_tokens = suffix_tokens
-
-    @property
-    def tokens(self) -> int:
-        first = self.suffix_tokens[0] if self.suffix_tokens else None
-        return UNREACHABLE if first is None else first
-
-
 class Masker:
     """Computes and caches masks; shared by every matcher of one grammar and vocabulary."""
 
@@ -88,7 +75,8 @@ class Masker:
         self.ordinary = vocab.ordinary_mask()  # read-only, cached by the vocabulary
         self._lexeme_parts: ByteBoundedLRU[_LexemePart] = ByteBoundedLRU(max_cache_bytes // 2)
         self._boundary_parts: ByteBoundedLRU[_BoundaryPart] = ByteBoundedLRU(max_cache_bytes // 4)
-        self._finish: ByteBoundedLRU[_Finish] = ByteBoundedLRU(max_cache_bytes // 16)
+        self._finish: ByteBoundedLRU[int] = ByteBoundedLRU(max_cache_bytes // 16)
+        self.longest = max((len(t) for t in vocab.ordinary_tokens()), default=0)
         self._successor_bytes: ByteBoundedLRU[int] = ByteBoundedLRU(max_cache_bytes // 64)
         self.completions = completions if completions is not None else Completions(recognizer)
         # fewest tokens <= fewest bytes holds when every byte value is an ordinary token
@@ -164,20 +152,58 @@ class Masker:
 
     # -- the closing budget --------------------------------------------------------------------
 
-    def _finish_of(self, state: State) -> _Finish:
-        found = self._finish.get(state)
-        if found is None:
-            completion = self.completions.completion(state)
-            suffix = self.vocab.fewest_tokens_per_suffix(completion) if completion is not None else [None]
-            found = _Finish(completion, suffix)
-            self._finish.put(state, found, 64 + 9 * len(suffix))
-        return found
-
     def finish_tokens(self, state: State) -> int:
         """Fewest tokens of this vocabulary that spell the canonical completion of ``state``
-        (``Completions.completion``); ``UNREACHABLE`` when there is none to vouch for or the
-        vocabulary cannot spell it. Cached per state."""
-        return self._finish_of(state).tokens
+        (``Completions.path``); ``UNREACHABLE`` when there is none to vouch for or the vocabulary
+        cannot spell it. Cached per state. A new state costs the part of its completion not yet
+        known: the walk along the canonical path stops at the first state already counted, so a
+        generation that leaves the path inside a value and rejoins it after the value pays for
+        the detour only (O(1) amortised per token, whatever the document's size)."""
+        found = self._finish.get(state)
+        if found is not None:
+            return found
+        completions = self.completions
+        accepting = self.recognizer.is_accepting
+        states = [state]
+        text = bytearray()
+        current = state
+        while not accepting(current):
+            link = completions.next_byte(current)
+            if link is None or len(text) >= MAX_COMPLETION:
+                for unreachable in states:
+                    self._finish.put(unreachable, UNREACHABLE, 96)
+                return UNREACHABLE
+            text.append(link[0])
+            current = link[1]
+            states.append(current)
+            if self._finish.get(current) is not None:
+                break
+        # the counts of the first few known states past the walk (a token may reach into them)
+        lookahead = self.longest
+        tail_counts: list[int] = []
+        tail = current
+        while len(tail_counts) <= lookahead:
+            count = 0 if accepting(tail) else self._finish.get(tail)
+            if count is None:
+                count = self.finish_tokens(tail)
+            tail_counts.append(count)
+            link = None if accepting(tail) else completions.next_byte(tail)
+            if link is None:
+                break
+            text.append(link[0])
+            tail = link[1]
+        known = len(states) - 1  # index of `current` in text positions
+        counts: list[int] = [UNREACHABLE] * known + tail_counts
+        tokens = self.vocab.ordinary_tokens()
+        for i in range(known - 1, -1, -1):
+            best = UNREACHABLE
+            for stop in range(i + 1, min(len(counts) - 1, i + lookahead) + 1):
+                rest = counts[stop]
+                if rest + 1 < best and bytes(text[i:stop]) in tokens:
+                    best = rest + 1
+            counts[i] = best
+            self._finish.put(states[i], best, 96)
+        return counts[0]
 
     def max_successor_bytes(self, state: State) -> int:
         """The most bytes any allowed token can leave to complete (``min_bytes`` of every state a
@@ -209,20 +235,25 @@ class Masker:
         goes down by at least one per token and the text ends in time (``docs/closing-budget.md``).
         A state with no canonical completion to vouch for gets the plain mask."""
         mask = self.mask(state)
-        finish = self._finish_of(state)
-        here = finish.tokens
-        if here >= UNREACHABLE or finish.completion is None:
+        here = self.finish_tokens(state)
+        if here >= UNREACHABLE:
             return mask
         budget = max(remaining_tokens - 1, here - 1, 0)
         if self._bytes_bound_tokens and self.max_successor_bytes(state) <= budget:
             return mask
-        completion = finish.completion
         narrowed = np.zeros(self.size, dtype=bool)
         ids_by_bytes = self.vocab.ids_by_bytes()
-        for length in range(1, len(completion) + 1):
-            ids = ids_by_bytes.get(completion[:length])
-            rest = finish.suffix_tokens[length]
-            if ids is not None and rest is not None and rest <= budget:
+        accepting = self.recognizer.is_accepting
+        prefix = bytearray()
+        current = state
+        for _ in range(self.longest):  # tokens that spell a prefix of the canonical completion
+            link = None if accepting(current) else self.completions.next_byte(current)
+            if link is None:
+                break
+            prefix.append(link[0])
+            current = link[1]
+            ids = ids_by_bytes.get(bytes(prefix))
+            if ids is not None and self.finish_tokens(current) <= budget:
                 narrowed[ids] = True
         narrowed &= mask
         if len(self.eos_ids) and self.recognizer.is_accepting(state):

@@ -24,12 +24,12 @@ class ByteBoundedLRU(Generic[V]):
         self.misses = 0
         self.evictions = 0
 
-    def get(self, key: Hashable) -> V | None:
+    def get(self, key: Hashable, default: object = None) -> V | None:
         with self._lock:
             found = self._items.get(key)
             if found is None:
                 self.misses += 1
-                return None
+                return default  # type: ignore[return-value]
             self._items.move_to_end(key)
             self.hits += 1
             return found[0]

@@ -30,12 +30,9 @@ the median is reported.
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -45,17 +42,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-_ROOT = Path(__file__).resolve().parents[1]
-if str(_ROOT) not in sys.path:  # run as a script from a checkout without installing
-    sys.path.insert(0, str(_ROOT))
-
-import grammar_decode as gd  # noqa: E402
-from grammar_decode.engine.recognizer import State  # noqa: E402
-from grammar_decode.masking.bitmask import pack_mask  # noqa: E402
-from grammar_decode.masking.masker import Masker  # noqa: E402
-from grammar_decode.oracle.masks import reference_mask  # noqa: E402
-from grammar_decode.oracle.recognizer import ReferenceRecognizer  # noqa: E402
-from grammar_decode.vocab_files import vocab_path  # noqa: E402
+import grammar_decode as gd
+from common import _display, machine_info, progress, render_table
+from grammar_decode.engine.recognizer import State
+from grammar_decode.masking.bitmask import pack_mask
+from grammar_decode.masking.masker import Masker
+from grammar_decode.oracle.masks import reference_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
+from grammar_decode.vocab_files import vocab_path
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "benchmark.json"
 VOCAB_NAMES = ("gpt-2", "gemma-4")
@@ -169,25 +163,6 @@ def ms(seconds: float) -> float:
 def us(seconds: float) -> float:
     """Seconds to microseconds."""
     return seconds * 1e6
-
-
-def render_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table: first column left-aligned, the others right-aligned."""
-    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-
-    def line(row: Sequence[str]) -> str:
-        parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
-        return "  ".join(parts).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    body = [line(cells[0]), rule] + [line(r) for r in cells[1:]]
-    return "\n".join([title, "=" * len(title)] + body) + "\n"
-
-
-def progress(message: str) -> None:
-    """Progress notes go to stderr so that stdout holds only the tables."""
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 # -- 1. vocabulary load and trie build ----------------------------------------------------------------
@@ -519,21 +494,6 @@ def kernels_table(name: str, vocab: gd.Vocabulary, rows: list[dict[str, Any]]) -
 # -- driver ------------------------------------------------------------------------------------------
 
 
-def machine_info() -> dict[str, Any]:
-    """Date, interpreter and machine, for the header and the JSON."""
-    return {
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "python": sys.version.split()[0],
-        "implementation": platform.python_implementation(),
-        "numpy": np.__version__,
-        "grammar_decode": gd.__version__,
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or "unknown",
-        "cpu_count": os.cpu_count(),
-    }
-
-
 def header(info: dict[str, Any], cfg: Config, quick: bool) -> str:
     """The lines printed before any table."""
     lines = [
@@ -607,14 +567,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.output.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"benchmark finished in {elapsed:.1f} s; results written to {_display(args.output)}")
     return 0
-
-
-def _display(path: Path) -> str:
-    """``path`` relative to the current directory when it lies below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ instruction quoting the schema), three decoders sample at temperature 1.0:
   ``LlamaLogits`` below), exact masks with the closing budget. One compiled grammar per schema,
   shared by its samples (the first sample fills the mask cache, the others reuse it, as a server
   would).
-* ``unconstrained``: the same loop (``LlamaLogits`` + ``grammar_decode.generate.sample`` on the raw
+* ``unconstrained``: the same loop (``LlamaLogits`` + ``grammar_decode.generation.sample`` on the raw
   logits) without a mask, stopping at an end-of-generation token (any llama.cpp EOG id) or at
   ``--max-tokens``.
 * ``llama.cpp grammar``: ``llama.create_completion(prompt_ids, grammar=LlamaGrammar.from_json_schema(...),
@@ -45,7 +45,7 @@ of the sample - prompt processing) / tokens sampled (EOS included). ``mask %`` =
 ``mask_seconds / total_seconds`` as ``generate`` reports it (prompt included) is in the JSON too.
 For the constrained decoder the step is split further (the "where the time goes" table):
 llama.cpp forward passes (perf counter ``t_eval``), matcher masks, ``apply_mask`` and ``sample``
-(timed by wrapping ``grammar_decode.generate``'s module functions during this benchmark only; the
+(timed by wrapping ``grammar_decode.generation``'s module functions during this benchmark only; the
 library is unchanged), and the rest (``Matcher.advance``, the loop, the logits view).
 
 The termination guarantee: one schema is run again with ``max_tokens =
@@ -61,7 +61,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import importlib
 import json
 import os
 import sys
@@ -73,14 +72,10 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 _BENCH = Path(__file__).resolve().parent
-_ROOT = _BENCH.parent
-for _p in (str(_ROOT), str(_BENCH)):
-    if _p not in sys.path:  # run as a script from a checkout without installing
-        sys.path.insert(0, _p)
 
-import grammar_decode as gd  # noqa: E402
-from benchmark import _display, machine_info, progress, render_table  # noqa: E402
-from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
+import grammar_decode as gd
+from common import _display, machine_info, progress, render_table
+from grammar_decode.cli import default_model_path, default_prompt
 
 try:
     import llama_cpp
@@ -90,16 +85,17 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     raise SystemExit("the conformance benchmark needs llama-cpp-python "
                      "(grammar-decode install-llama-cpp, then pip install -e '.[llama-cpp]')") from _exc
 
-#: the module (``grammar_decode.generate`` the attribute is the function of the same name)
-gd_generate = importlib.import_module("grammar_decode.generate")
+from grammar_decode import generation as gd_generation
 
 RESULTS_DIR = _BENCH / "results"
 
-# -- schemas: the founding write-up's three kinds plus nesting and enums (shared with the tests) ----
+# -- schemas: the founding write-up's three kinds plus nesting and enums, then optional keys, anyOf,
+# type lists, recursive $ref and any-JSON (shared with the tests) ----------------------------------
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     name: schema
-    for name, schema in json.loads((_BENCH.parent / "examples" / "schemas.json").read_text(encoding="utf-8")).items()
+    for file in ("schemas.json", "schemas-combinators.json")
+    for name, schema in json.loads((_BENCH.parent / "examples" / file).read_text(encoding="utf-8")).items()
     if not name.startswith("$")
 }
 
@@ -169,7 +165,7 @@ class StepTimers:
 
     @contextlib.contextmanager
     def active(self) -> Iterator["StepTimers"]:
-        apply_mask, sample = gd_generate.apply_mask, gd_generate.sample
+        apply_mask, sample = gd_generation.apply_mask, gd_generation.sample
         clock = time.perf_counter
 
         def timed_apply(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -186,11 +182,11 @@ class StepTimers:
             finally:
                 self.sample_s += clock() - t0
 
-        gd_generate.apply_mask, gd_generate.sample = timed_apply, timed_sample
+        gd_generation.apply_mask, gd_generation.sample = timed_apply, timed_sample
         try:
             yield self
         finally:
-            gd_generate.apply_mask, gd_generate.sample = apply_mask, sample
+            gd_generation.apply_mask, gd_generation.sample = apply_mask, sample
 
 
 # -- the three decoders --------------------------------------------------------------------------
@@ -256,7 +252,7 @@ class Runner:
         for _ in range(max_tokens):
             logits = logits_fn(ids)
             t0 = time.perf_counter()
-            token = gd_generate.sample(logits, 1.0, rng)
+            token = gd_generation.sample(logits, 1.0, rng)
             sample_s += time.perf_counter() - t0
             out.append(token)
             ids.append(token)

@@ -19,7 +19,7 @@ from .engine.compiled import CompiledGrammar, Matcher
 from .frontends.json_schema import compile_json_schema
 from .frontends.lark import compile_grammar
 from .frontends.regex import compile_regex
-from .generate import GenerationResult, apply_mask, generate
+from .generation import GenerationResult, apply_mask, generate
 from .masking.bitmask import bitmask_words
 from .vocab import Vocabulary
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .errors import GrammarError, SchemaError, VocabularyError
-from .generate import generate
+from .generation import generate
 from .frontends.json_schema import WHITESPACE_MODES, compile_json_schema, parse_schema
 from .frontends.lark import compile_grammar
 from .frontends.regex import compile_regex

@@ -10,12 +10,7 @@ one node. Built once per vocabulary, O(total token bytes).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
 import numpy as np
-
-if TYPE_CHECKING:
-    from .vocab import Vocabulary
 
 
 class TokenTrie:
@@ -65,11 +60,6 @@ class TokenTrie:
         self.node_token_start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self.node_token_ids = by_node.astype(np.int64)
 
-    @classmethod
-    def of_vocabulary(cls, vocab: "Vocabulary") -> "TokenTrie":
-        """The trie over every ordinary token (special, EOS and empty tokens excluded)."""
-        return cls(vocab.tokens, vocab.ordinary_mask())
-
     def __len__(self) -> int:
         return len(self.byte)
 
@@ -105,8 +95,7 @@ class StringSlice:
     nodes); on Gemma 3, 254,292 of 262,144 (2,288 nodes).
     """
 
-    def __init__(self, vocab: "Vocabulary") -> None:
-        ordinary = vocab.ordinary_mask()
-        plain = np.array([bool(t) and _PLAIN_STRING.fullmatch(t) is not None for t in vocab.tokens], dtype=bool)
+    def __init__(self, tokens: list[bytes], ordinary: np.ndarray) -> None:
+        plain = np.array([bool(t) and _PLAIN_STRING.fullmatch(t) is not None for t in tokens], dtype=bool)
         self.plain = plain & ordinary
-        self.rest = TokenTrie(vocab.tokens, ordinary & ~self.plain)
+        self.rest = TokenTrie(tokens, ordinary & ~self.plain)

@@ -9,44 +9,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from .errors import VocabularyError
+from .token_text import END_OF_GENERATION_TEXTS, gpt2_unicode_to_bytes
+from .trie import StringSlice, TokenTrie
 
-if TYPE_CHECKING:
-    from .trie import StringSlice, TokenTrie
 
 # llama.cpp token types (tokenizer.ggml.token_type)
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 _SPECIAL_TYPES = (_UNKNOWN, _CONTROL, _UNUSED)
-#: Texts of tokens that end a turn or a document. llama.cpp recognises them by text, whatever
-#: their token type, and stops on them; so they are EOS here too (never allowed inside a document).
-END_OF_GENERATION_TEXTS = frozenset(t.encode("utf-8") for t in (
-    "</s>", "<eos>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|eom_id|>", "<|im_end|>",
-    "<|end|>", "<end_of_turn>", "<turn|>", "<EOT>", "_<EOT>", "<end_of_utterance>", "[EOT]", "[EOS]",
-    "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<|tool_response>", "[e~[",
-    "<\uff5cend\u2581of\u2581sentence\uff5c>",
-    # fill-in-the-middle padding and separators, which llama.cpp also treats as ends
-    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
-    "<repo_name>", "<|file_sep|>", "<file_sep>", "<fim-sep>", "<FILE_SEP>",
-))
 _BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
 _SPM_SPACE = "\u2581".encode("utf-8")
 
 
-def gpt2_unicode_to_bytes() -> dict[str, int]:
-    """The inverse of GPT-2's bytes→unicode table: byte-level BPE writes each byte as one
-    printable character (printable Latin-1 bytes as themselves, the rest shifted to U+0100+)."""
-    printable = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    table = {chr(b): b for b in printable}
-    shift = 0
-    for byte in range(256):
-        if byte not in table.values():
-            table[chr(0x100 + shift)] = byte
-            shift += 1
-    return table
 
 
 def _token_id(value: object) -> int:
@@ -195,21 +173,17 @@ class Vocabulary:
         return self
 
     @property
-    def trie(self) -> "TokenTrie":
+    def trie(self) -> TokenTrie:
         """The prefix trie over ordinary tokens; built on first use, O(total token bytes)."""
         if self._trie is None:
-            from .trie import TokenTrie
-
-            self._trie = TokenTrie.of_vocabulary(self)
+            self._trie = TokenTrie(self._tokens, self.ordinary_mask())
         return self._trie
 
     @property
-    def string_slice(self) -> "StringSlice":
+    def string_slice(self) -> StringSlice:
         """Tokens that are plain JSON-string content, and a trie of the rest; built on first use."""
         if self._string_slice is None:
-            from .trie import StringSlice
-
-            self._string_slice = StringSlice(self)
+            self._string_slice = StringSlice(self._tokens, self.ordinary_mask())
         return self._string_slice
 
     # -- loaders -------------------------------------------------------------------------------
@@ -217,18 +191,20 @@ class Vocabulary:
     @classmethod
     def from_tiktoken(cls, encoding: Any, eos_token_ids: Iterable[int] | None = None) -> "Vocabulary":
         """From a ``tiktoken.Encoding`` (see ``grammar_decode.integrations.tiktoken``)."""
-        from .integrations.tiktoken import vocabulary_from_tiktoken
+        from .integrations.tiktoken import token_table_from_tiktoken
 
-        return vocabulary_from_tiktoken(encoding, None if eos_token_ids is None else list(eos_token_ids))
+        tokens, eos, special = token_table_from_tiktoken(encoding, None if eos_token_ids is None else list(eos_token_ids))
+        return cls(tokens, eos_token_ids=eos, special_token_ids=special)
 
     @classmethod
     def from_hf(cls, tokenizer: Any, eos_token_ids: Iterable[int] | int | None = None) -> "Vocabulary":
         """From a Hugging Face tokenizer (``transformers`` or ``tokenizers``), exact to the byte
         (see ``grammar_decode.integrations.hf``). ``eos_token_ids`` adds end ids beyond the
         tokenizer's own (e.g. from a generation config)."""
-        from .integrations.hf import vocabulary_from_hf
+        from .integrations.hf import token_table_from_hf
 
-        return vocabulary_from_hf(tokenizer, eos_token_ids=eos_token_ids)
+        tokens, eos, special = token_table_from_hf(tokenizer, eos_token_ids=eos_token_ids)
+        return cls(tokens, eos_token_ids=eos, special_token_ids=special)
 
     @classmethod
     def from_gguf(cls, path: str | Path) -> "Vocabulary":

@@ -43,6 +43,11 @@ SCHEMAS: dict[str, dict] = {name: schema for name, schema in json.loads(
 ).items() if not name.startswith("$")}
 PERSON, MEASUREMENTS, TAGS, ORDER, EVENT = (SCHEMAS[n] for n in ("person", "measurements", "tags", "order", "event"))
 
+# Schemas that need alternatives and recursion (optional keys, anyOf, type lists, $ref, any-JSON).
+COMBINATOR_SCHEMAS: dict[str, dict] = {name: schema for name, schema in json.loads(
+    (Path(__file__).resolve().parent.parent / "examples" / "schemas-combinators.json").read_text(encoding="utf-8")
+).items() if not name.startswith("$")}
+
 
 class Walker:
     """The byte-level view of a compiled grammar that the table and property tests walk: the

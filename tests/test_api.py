@@ -73,3 +73,44 @@ def test_vocabulary_ids_are_read_only_and_vocabularies_can_be_collected() -> Non
 def test_lone_surrogates_are_rejected_not_raised() -> None:
     grammar = gd.compile_json_schema({"type": "string"})
     assert not grammar.accepts('"\ud800"') and not grammar.accepts_prefix('"\ud800')
+
+
+def test_no_import_cycles_not_even_inside_function_bodies() -> None:
+    """Every ``import`` of a ``grammar_decode`` module, wherever it stands (function bodies and
+    ``TYPE_CHECKING`` blocks included), as a graph over modules: it has no cycle."""
+    import ast
+    from pathlib import Path
+
+    root = Path(gd.__file__).resolve().parent
+    modules = {".".join(("grammar_decode",) + p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in root.rglob("*.py")}
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            for target in targets:
+                if target in modules and target != name and not name.startswith(target + "."):
+                    edges[name].add(target)
+    state: dict[str, int] = {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(edges[module]):
+            if state.get(target) == 1:
+                raise AssertionError(" -> ".join(trail + [module, target]))
+            if target not in state:
+                visit(target, trail + [module])
+        state[module] = 2
+
+    for module in sorted(modules):
+        if module not in state:
+            visit(module, [])

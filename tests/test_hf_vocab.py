@@ -30,7 +30,6 @@ import transformers  # noqa: E402
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode._gguf import read_metadata  # noqa: E402
-from grammar_decode.integrations.hf import vocabulary_from_hf  # noqa: E402
 from grammar_decode.vocab_files import vocab_path  # noqa: E402
 
 _USER_DEFINED, _UNKNOWN, _CONTROL, _BYTE = 4, 2, 3, 6
@@ -221,10 +220,10 @@ def test_gpt2_every_token_and_the_raw_tokenizers_object() -> None:
         assert data.decode("utf-8", errors="replace") == text, (token_id, data, text)
     raw = tokenizer.backend_tokenizer  # a tokenizers.Tokenizer: no EOS of its own
     assert isinstance(raw, tokenizers.Tokenizer)
-    plain = vocabulary_from_hf(raw)
+    plain = gd.Vocabulary.from_hf(raw)
     # no eos_token_id of its own, but <|endoftext|> is named as an end of generation
     assert plain.tokens == hf.tokens and plain.eos_token_ids == (50256,)
-    assert vocabulary_from_hf(raw, eos_token_ids=[50255]).eos_token_ids == (50255, 50256)
+    assert gd.Vocabulary.from_hf(raw, eos_token_ids=[50255]).eos_token_ids == (50255, 50256)
     assert plain.special_token_ids == hf.special_token_ids == (50256,)
 
 
@@ -246,7 +245,7 @@ def test_byte_level_added_tokens_outside_the_table_stay_text() -> None:
     tk = _bpe({"a": 0, "Ġa": 1, "Ċ": 2, "Ã©": 3}, decoders.ByteLevel())
     tk.add_tokens([AddedToken("hé llo\n", normalized=False)])  # has chars outside the table
     tk.add_special_tokens(["<|end|>"])
-    vocab = vocabulary_from_hf(tk, eos_token_ids=[5])
+    vocab = gd.Vocabulary.from_hf(tk, eos_token_ids=[5])
     assert vocab.tokens == [b"a", b" a", b"\n", "é".encode(), "hé llo\n".encode(), b"<|end|>"]
     assert vocab.special_token_ids == (5,) and vocab.eos_token_ids == (5,)
     for i in range(5):
@@ -259,14 +258,14 @@ def test_sentencepiece_decoders_replace_fallback_metaspace_and_strip() -> None:
     pieces = {"<unk>": 0, "▁a": 1, "b▁": 2, "<0x41>": 3, "<0xe2>": 4, "<0x82>": 5, "<0xac>": 6, "<0xZZ>": 7}
     chain = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
                                decoders.Strip(" ", 1, 0)])
-    vocab = vocabulary_from_hf(_bpe(pieces, chain))
+    vocab = gd.Vocabulary.from_hf(_bpe(pieces, chain))
     assert vocab.tokens == [b"<unk>", b" a", b"b ", b"A", b"\xe2", b"\x82", b"\xac", b"<0xZZ>"]
     assert vocab.special_token_ids == (0,), "the model's unknown token is special"
     assert _bpe(pieces, chain).decode([1, 2, 4, 5, 6]) == "ab €"  # Strip after Fuse: sequence level
-    meta = vocabulary_from_hf(_bpe(pieces, decoders.Metaspace()))
+    meta = gd.Vocabulary.from_hf(_bpe(pieces, decoders.Metaspace()))
     assert meta.token_bytes(1) == b" a" and meta.token_bytes(2) == b"b "
     # Strip before Fuse strips every token
-    per_token = vocabulary_from_hf(_bpe(pieces, decoders.Sequence([decoders.Replace("▁", " "),
+    per_token = gd.Vocabulary.from_hf(_bpe(pieces, decoders.Sequence([decoders.Replace("▁", " "),
                                                                    decoders.Strip(" ", 1, 0)])))
     assert per_token.token_bytes(1) == b"a" and per_token.token_bytes(2) == b"b "
 
@@ -274,13 +273,13 @@ def test_sentencepiece_decoders_replace_fallback_metaspace_and_strip() -> None:
 def test_gaps_are_special_and_unsupported_tokenizers_raise() -> None:
     from tokenizers import Tokenizer, decoders, models
 
-    gappy = vocabulary_from_hf(_bpe({"a": 0, "b": 2}, decoders.ByteLevel()))
+    gappy = gd.Vocabulary.from_hf(_bpe({"a": 0, "b": 2}, decoders.ByteLevel()))
     assert gappy.tokens == [b"a", b"", b"b"] and gappy.special_token_ids == (1,)
     wordpiece = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"))
     wordpiece.decoder = decoders.WordPiece()
     with pytest.raises(gd.VocabularyError, match="WordPiece"):
-        vocabulary_from_hf(wordpiece)
+        gd.Vocabulary.from_hf(wordpiece)
     with pytest.raises(gd.VocabularyError, match="no decoder"):
-        vocabulary_from_hf(Tokenizer(models.BPE({"a": 0}, [])))
+        gd.Vocabulary.from_hf(Tokenizer(models.BPE({"a": 0}, [])))
     with pytest.raises(gd.VocabularyError, match="backend_tokenizer"):
         gd.Vocabulary.from_hf(object())

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import grammar_decode as gd
 from grammar_decode._gguf import read_metadata
-from grammar_decode.vocab import gpt2_unicode_to_bytes
+from grammar_decode.token_text import gpt2_unicode_to_bytes
 from grammar_decode.vocab_files import VOCAB_NAMES, vocab_path
 
 from conftest import load_vocab

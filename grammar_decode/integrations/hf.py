@@ -34,7 +34,7 @@ import re
 from typing import Any, Callable, Iterable, Union
 
 from ..errors import VocabularyError
-from ..vocab import END_OF_GENERATION_TEXTS, Vocabulary, gpt2_unicode_to_bytes
+from ..token_text import END_OF_GENERATION_TEXTS, gpt2_unicode_to_bytes
 
 _Piece = Union[str, bytes]
 _Step = Callable[[_Piece], _Piece]
@@ -44,15 +44,17 @@ _Step = Callable[[_Piece], _Piece]
 _BYTE_PIECE = re.compile(r"<0x(\+?[0-9A-Fa-f]{1,2})>")
 
 
-def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], None] = None) -> Vocabulary:
-    """A ``Vocabulary`` from a ``transformers`` fast tokenizer or a raw ``tokenizers.Tokenizer``.
+def token_table_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], None] = None
+                        ) -> tuple[list[bytes], list[int], list[int]]:
+    """``(tokens, eos_ids, special_ids)`` of a ``transformers`` fast tokenizer or a raw
+    ``tokenizers.Tokenizer``, for ``Vocabulary.from_hf``.
 
     Args:
         tokenizer: a ``transformers`` tokenizer backed by ``tokenizers`` (it has
             ``backend_tokenizer``), or a ``tokenizers.Tokenizer``.
         eos_token_ids: extra EOS ids, e.g. a generation config's ``eos_token_id`` (an int or a
             list). EOS = ``tokenizer.eos_token_id`` (when the tokenizer has one), the added
-            tokens named like an end of turn (``vocab.END_OF_GENERATION_TEXTS``, as llama.cpp
+            tokens named like an end of turn (``token_text.END_OF_GENERATION_TEXTS``, as llama.cpp
             does), plus these.
 
     The vocabulary spans every id the tokenizer defines (model vocabulary and added tokens). Logits
@@ -99,8 +101,7 @@ def vocabulary_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], 
         eos.add(own)
     if eos_token_ids is not None:
         eos.update([int(eos_token_ids)] if isinstance(eos_token_ids, int) else (int(i) for i in eos_token_ids))
-    return Vocabulary(tokens, eos_token_ids=sorted(eos),
-                      special_token_ids=sorted(i for i in special if 0 <= i < size))
+    return tokens, sorted(eos), sorted(i for i in special if 0 <= i < size)
 
 
 # -- the backend --------------------------------------------------------------------------------

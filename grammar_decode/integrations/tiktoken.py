@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..vocab import Vocabulary
 
-
-def vocabulary_from_tiktoken(encoding: Any, eos_token_ids: list[int] | None = None) -> Vocabulary:
-    """A ``Vocabulary`` from a ``tiktoken.Encoding``: ordinary ids decode to their exact bytes;
+def token_table_from_tiktoken(encoding: Any, eos_token_ids: list[int] | None = None
+                              ) -> tuple[list[bytes], list[int], list[int]]:
+    """``(tokens, eos_ids, special_ids)`` of a ``tiktoken.Encoding``, for
+    ``Vocabulary.from_tiktoken``: ordinary ids decode to their exact bytes;
     named special tokens and ids the encoding does not define (gaps below ``n_vocab``) are special.
     EOS defaults to the encoding's ``eot_token``. O(n_vocab)."""
     special = {encoding.encode_single_token(name) for name in encoding.special_tokens_set}
@@ -23,4 +23,4 @@ def vocabulary_from_tiktoken(encoding: Any, eos_token_ids: list[int] | None = No
             tokens.append(b"")
             special.add(token_id)
     eos = [encoding.eot_token] if eos_token_ids is None else list(eos_token_ids)
-    return Vocabulary(tokens, eos_token_ids=eos, special_token_ids=sorted(special))
+    return tokens, eos, sorted(special)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 
-import jsonschema
 import pytest
 from hypothesis import settings
 
@@ -95,6 +96,23 @@ def run_in_threads(work, count: int = 8) -> list:
     return results
 
 
+#: Set by CI: a missing extra is then an error, never a skip.
+REQUIRE_EXTRAS = os.environ.get("GRAMMAR_DECODE_REQUIRE_EXTRAS") == "1"
+
+
+def require(module: str, extra: str = "dev") -> ModuleType:
+    """Import ``module``, or skip the calling test module (or test) with the extra to install.
+    The core tier runs with numpy, pytest and hypothesis alone; CI installs everything and sets
+    ``GRAMMAR_DECODE_REQUIRE_EXTRAS=1``, which turns such a skip into a failure."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if REQUIRE_EXTRAS:
+            raise
+        pytest.skip(f"needs {module}: pip install -e '.[{extra}]' ({exc})", allow_module_level=True)
+
+
 def validate(schema: dict, document: object) -> None:
     """The judge: Draft 2020-12 with format checking, never merely json.loads."""
+    jsonschema = require("jsonschema")
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(document)

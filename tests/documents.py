@@ -20,12 +20,13 @@ import math
 import re
 from typing import Any, Callable
 
-import jsonschema
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS, validate, walker
+from conftest import SCHEMAS, require, validate, walker
+
+jsonschema = require("jsonschema")
 from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 # ------------------------------------------------------------------------------------------------

@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-import jsonschema
 import numpy as np
 import pytest
 
-import grammar_decode as gd
+from conftest import PERSON, require
+
+jsonschema = require("jsonschema")
+require("regex")
+
+import grammar_decode as gd  # noqa: E402
 from grammar_decode.engine import parser as parser_module
 from grammar_decode.frontends import json_lexemes
 from grammar_decode.ir.regex import ExprSet
@@ -23,7 +27,6 @@ from grammar_decode.masking import masker as masker_module
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
-from conftest import PERSON
 
 ARRAY3 = {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
 NUMBERS = {"type": "array", "items": {"type": "number"}}

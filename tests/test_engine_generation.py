@@ -7,6 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import require
+
+require("lark", "lark")
+
 import grammar_decode as gd
 from grammar_decode.frontends.lark import compile_grammar
 from grammar_decode.frontends.regex import compile_regex

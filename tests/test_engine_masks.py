@@ -5,6 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import require
+
+require("regex")
+require("lark", "lark")
+
 from grammar_decode.engine.compiled import CompiledGrammar
 from grammar_decode.frontends.lark import compile_grammar
 from grammar_decode.frontends.regex import compile_regex

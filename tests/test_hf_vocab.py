@@ -25,8 +25,10 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
-import tokenizers  # noqa: E402
-import transformers  # noqa: E402
+from conftest import require  # noqa: E402
+
+tokenizers = require("tokenizers", "transformers")
+transformers = require("transformers", "transformers")
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode._gguf import read_metadata  # noqa: E402

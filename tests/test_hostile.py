@@ -1,5 +1,6 @@
 """Hostile input and concurrency: every case is a typed error or a correct result, in bounded
-time and memory (bounds are generous here; the figures live in bench/)."""
+time and memory. The bounds are deliberately loose (they catch hangs and blow-ups, not speed,
+on a loaded two-core machine); the figures live in bench/."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def test_concurrent_generation_shares_grammar_and_vocabulary(gpt2: gd.Vocabulary
 # -- counters stay symbolic ----------------------------------------------------------------------------
 
 
-def _bounded(action, seconds: float = 10.0, megabytes: float = 300.0):
+def _bounded(action, seconds: float = 60.0, megabytes: float = 300.0):
     tracemalloc.start()
     started = time.perf_counter()
     try:
@@ -105,7 +106,7 @@ def test_nested_minimums_stay_symbolic(gpt2: gd.Vocabulary) -> None:
 def test_ten_thousand_required_properties(gpt2: gd.Vocabulary) -> None:
     props = {f"p{i}": {"type": "integer"} for i in range(10_000)}
     schema = {"type": "object", "properties": props, "required": list(props)}
-    grammar = _bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"), seconds=30, megabytes=600)
+    grammar = _bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"), seconds=120, megabytes=600)
     document = json.dumps({k: 1 for k in props}, separators=(",", ":"))
     assert grammar.accepts(document) and not grammar.accepts(document.replace('"p9999":1', '"p9999":"x"'))
 
@@ -190,10 +191,10 @@ def test_an_unsatisfiable_optional_property_does_not_fail_the_schema() -> None:
 
 def test_forty_branch_any_of_and_a_recursive_definition(gpt2: gd.Vocabulary) -> None:
     branches = [{"type": "object", "properties": {f"k{i}": {"const": i}}, "required": [f"k{i}"]} for i in range(40)]
-    grammar = _bounded(lambda: gd.compile_json_schema({"anyOf": branches}), seconds=5)
+    grammar = _bounded(lambda: gd.compile_json_schema({"anyOf": branches}))
     assert grammar.accepts('{"k39":39}') and not grammar.accepts('{"k39":38}')
     tree = {"$defs": {"node": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {
         "type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["value", "children"]}}, "$ref": "#/$defs/node"}
-    grammar = _bounded(lambda: gd.compile_json_schema(tree, whitespace="compact"), seconds=5)
+    grammar = _bounded(lambda: gd.compile_json_schema(tree, whitespace="compact"))
     deep = '{"value":1,"children":[' * 10 + '{"value":1,"children":[]}' + "]}" * 10
     assert grammar.accepts(deep) and grammar.min_completion_tokens(gpt2) >= 1

@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require
+
+require("jsonschema")
+
 from grammar_decode.oracle.json_schema_suite import GroupResult, run_suite, summary_table
 
 BASELINE = Path(__file__).resolve().parent / "data" / "json_schema_suite_baseline.json"

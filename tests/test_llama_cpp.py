@@ -8,7 +8,9 @@ import json
 import numpy as np
 import pytest
 
-import llama_cpp  # noqa: E402
+from conftest import require  # noqa: E402
+
+llama_cpp = require("llama_cpp", "llama-cpp")
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402

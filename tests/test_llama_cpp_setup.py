@@ -12,6 +12,8 @@ from grammar_decode import cli
 from grammar_decode.integrations import llama_cpp_setup
 from grammar_decode.integrations.llama_cpp_setup import LlamaCppUnusable, run_probe
 
+from conftest import require
+
 
 def _dies_by(sig: signal.Signals) -> list[str]:
     return [sys.executable, "-c", f"import os, signal; os.kill(os.getpid(), signal.{sig.name})"]
@@ -37,6 +39,7 @@ def test_a_clean_exit_passes() -> None:
 
 def test_the_cli_reports_an_unusable_build_on_one_line(monkeypatch, capsys, tmp_path: Path) -> None:
     """What a user on a CPU the build cannot serve sees: one line, the fix, exit status 2."""
+    require("llama_cpp", "llama-cpp")
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF" + bytes(60))
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import require
+
+require("regex")
+
 import grammar_decode as gd
 from grammar_decode.masking.bitmask import pack_mask
 from grammar_decode.masking.masker import Masker

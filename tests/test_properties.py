@@ -28,10 +28,11 @@ from typing import Any
 import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 import grammar_decode as gd
-from conftest import SCHEMAS, validate, walker
+from conftest import SCHEMAS, require, validate, walker
+
+from_schema = require("hypothesis_jsonschema").from_schema
 from documents import (
     KEYS,
     MAX_WS,

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from conftest import require
+
+require("regex")
+
 import grammar_decode as gd
 from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX
 from grammar_decode.oracle.masks import reference_mask

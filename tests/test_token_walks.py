@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-import tiktoken
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS, walker
+from conftest import SCHEMAS, require, walker
 from documents import (
     MAX_WS,
     SLOW_OK,
@@ -35,6 +34,8 @@ from documents import (
     render,
     serializations,
 )
+
+tiktoken = require("tiktoken")
 
 
 @dataclass

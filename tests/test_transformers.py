@@ -13,8 +13,10 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
+from conftest import require  # noqa: E402
+
+torch = require("torch", "transformers")
+transformers = require("transformers", "transformers")
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode.integrations.transformers import TransformersLogitsProcessor  # noqa: E402

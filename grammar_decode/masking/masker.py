@@ -163,6 +163,9 @@ class Masker:
         if found is not None:
             return found
         completions = self.completions
+        if completions.min_bytes(state) > MAX_COMPLETION:
+            self._finish.put(state, UNREACHABLE, 96)
+            return UNREACHABLE
         accepting = self.recognizer.is_accepting
         states = [state]
         text = bytearray()

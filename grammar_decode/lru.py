@@ -11,7 +11,8 @@ V = TypeVar("V")
 
 class ByteBoundedLRU(Generic[V]):
     """Least-recently-used eviction once the values' declared sizes pass ``max_bytes``. A value
-    larger than the whole budget is not cached at all. O(1) per operation."""
+    larger than the whole budget is not cached at all. O(1) per operation; thread-safe (writes
+    take a lock, reads do not need one)."""
 
     def __init__(self, max_bytes: int) -> None:
         if max_bytes < 0:
@@ -25,14 +26,19 @@ class ByteBoundedLRU(Generic[V]):
         self.evictions = 0
 
     def get(self, key: Hashable, default: object = None) -> V | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is None:
-                self.misses += 1
-                return default  # type: ignore[return-value]
+        # No lock on reads: each OrderedDict call is atomic under the GIL, and a key evicted
+        # between the lookup and the move is simply not moved. (The counters may miss a beat
+        # under contention; they are statistics.)
+        found = self._items.get(key)
+        if found is None:
+            self.misses += 1
+            return default  # type: ignore[return-value]
+        try:
             self._items.move_to_end(key)
-            self.hits += 1
-            return found[0]
+        except KeyError:
+            pass
+        self.hits += 1
+        return found[0]
 
     def put(self, key: Hashable, value: V, size: int) -> None:
         if size > self.max_bytes:

@@ -68,6 +68,7 @@ class ExprSet:
         self._empty: dict[int, bool] = {}
         self._first: dict[int, int] = {}
         self._boolean: dict[int, bool] = {}
+        self._classes: dict[int, list[int]] = {}
         self._min: dict[int, int | None] = {}
         self._lock = threading.Lock()
         # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
@@ -324,9 +325,18 @@ class ExprSet:
 
     def byte_classes(self, item: int) -> list[int]:
         """A partition of the 256 bytes into sets with equal derivatives (coarsest that the
-        structure shows; never splits less than needed)."""
+        structure shows; never splits less than needed). Memoised per node."""
+        found = self._classes.get(item)
+        if found is None:
+            found = self._classes[item] = self.partition(self._splits(item))
+        return found
+
+    @staticmethod
+    def partition(parts: Iterable[int]) -> list[int]:
+        """The coarsest partition of the 256 bytes that splits along every set in ``parts``,
+        ordered by each block's least byte."""
         classes = {ALL_BYTES}
-        for part in self._splits(item):
+        for part in parts:
             refined = set()
             for block in classes:
                 inside, outside = block & part, block & ~part

@@ -20,6 +20,9 @@ Sections, per vocabulary:
    the same masker) and disabled (a fresh walk every step).
 4. Packing and applying masks: ``pack_mask``, ``Matcher.fill_bitmask`` and ``apply_mask`` on
    logits as wide as the vocabulary.
+5. Cache keys on nested documents: random walks through three nested arrays, and what each of the
+   masker's caches holds afterwards (entries, bytes).
+6. The closing budget's cost per token against the number of required properties.
 
 No model is downloaded; the vocabulary files come from ``grammar_decode.vocab_files`` (fetched
 once from the package index). Results are printed as tables and written to
@@ -450,6 +453,80 @@ def document_table(name: str, doc: dict[str, Any]) -> str:
                                 "m+a ms/tok", "m+a vs warm"], rows) + notes
 
 
+# -- 5. the cache keys on nested documents ----------------------------------------------------------
+
+#: Three levels of arrays, at most 4 items each: the case where whole-stack cache keys multiplied.
+NESTED: dict[str, Any] = {"type": "array", "maxItems": 4, "items": {"type": "array", "maxItems": 4, "items": {
+    "type": "array", "maxItems": 4, "items": {"type": "integer"}}}}
+
+
+def bench_nested_cache(vocab: gd.Vocabulary, walks: int, seed: int) -> dict[str, Any]:
+    """``walks`` random token walks through ``NESTED`` (a mask at every step): how many distinct
+    states they met, and what the masker's caches hold afterwards."""
+    grammar = gd.compile_json_schema(NESTED, whitespace="compact")
+    rng = np.random.default_rng(seed)
+    eos = set(vocab.eos_token_ids)
+    states, lexer_states = set(), set()
+    for _ in range(walks):
+        matcher = grammar.matcher(vocab)
+        for _step in range(80):
+            states.add(matcher.state)
+            lexer_states.add(matcher.state[0])
+            allowed = [t for t in np.flatnonzero(matcher.mask()).tolist() if t not in eos]
+            if not allowed or (matcher.is_accepting() and rng.random() < 0.2):
+                break
+            matcher.advance(int(rng.choice(allowed)))
+    info = grammar.masker(vocab).cache_info()
+    return {"walks": walks, "distinct_states": len(states), "distinct_lexer_states": len(lexer_states),
+            **{f"{k}_entries": v["entries"] for k, v in info.items()},
+            **{f"{k}_bytes": v["bytes"] for k, v in info.items()}}
+
+
+def nested_table(name: str, row: dict[str, Any]) -> str:
+    parts = ["lexeme_parts", "boundary_parts", "masks", "packed", "finish", "successor_bytes"]
+    return render_table(
+        f"Cache keys on three nested arrays (maxItems 4), {name}: {row['walks']} random walks, "
+        f"{row['distinct_states']} distinct states, {row['distinct_lexer_states']} distinct lexer states",
+        ["cache", "entries", "KiB held"],
+        [[p, row[f"{p}_entries"], num(row[f"{p}_bytes"] / 1024)] for p in parts],
+    ) + ("lexeme_parts: per lexer state (shared by every nesting depth); boundary_parts: token ids per "
+         "(lexer state, parse); masks/packed: recent whole masks (a small LRU).\n")
+
+
+# -- 6. the closing budget's cost against the size of the document ------------------------------------
+
+
+def bench_budget_scaling(vocab: gd.Vocabulary, sizes: Sequence[int], seed: int) -> list[dict[str, Any]]:
+    """Objects of ``n`` required string properties: one random-logits document each at a budget
+    just above the shortest, then its masks replayed on a fresh grammar with and without the
+    closing budget (ms per token)."""
+    rows = []
+    for n in sizes:
+        props = {f"field_{i}": {"type": "string"} for i in range(n)}
+        schema = {"type": "object", "properties": props, "required": list(props)}
+        grammar = gd.compile_json_schema(schema, whitespace="compact")
+        max_tokens = grammar.min_completion_tokens(vocab) + 24
+        result = gd.generate(random_logits_fn(vocab, seed), grammar, vocab, max_tokens=max_tokens, seed=seed)
+        tokens = result.token_ids
+        logits = np.zeros(len(vocab), dtype=np.float32)
+        plain = replay_pass(gd.compile_json_schema(schema, whitespace="compact").matcher(vocab), tokens, logits)
+        budget = replay_pass(gd.compile_json_schema(schema, whitespace="compact").matcher(vocab), tokens, logits,
+                             max_tokens)
+        rows.append({"properties": n, "tokens": len(tokens), "stop": result.stop_reason,
+                     "plain_ms_per_token": ms(sum(m for m, _ in plain)) / max(1, len(tokens)),
+                     "budget_ms_per_token": ms(sum(m for m, _ in budget)) / max(1, len(tokens))})
+    return rows
+
+
+def budget_table(name: str, rows: list[dict[str, Any]]) -> str:
+    return render_table(
+        f"Closing budget cost against document size, {name} (cold caches, random logits, max_tokens = shortest + 24)",
+        ["required properties", "tokens", "stop", "mask ms/tok", "budget_mask ms/tok"],
+        [[r["properties"], r["tokens"], r["stop"], num(r["plain_ms_per_token"]), num(r["budget_ms_per_token"])]
+         for r in rows],
+    )
+
+
 # -- 4. packing and applying masks -------------------------------------------------------------------
 
 
@@ -528,7 +605,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     conformance benchmark (``bench/conformance.py``, which takes every option) instead."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if any(a == "--model" or a.startswith("--model=") for a in argv):
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         import conformance
 
         return conformance.main(argv)
@@ -558,7 +634,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress(f"{name}: pack / fill_bitmask / apply_mask")
         kernels = bench_kernels(vocab, cfg)
         print(kernels_table(name, vocab, kernels), flush=True)
-        per_vocab[name] = {"states": states, "document": doc, "kernels": kernels}
+        progress(f"{name}: nested arrays, cache contents")
+        nested = bench_nested_cache(vocab, walks=50 if args.quick else 200, seed=args.seed)
+        print(nested_table(name, nested), flush=True)
+        progress(f"{name}: closing budget against document size")
+        scaling = bench_budget_scaling(vocab, (10, 30, 100) if args.quick else (10, 30, 100, 300), args.seed)
+        print(budget_table(name, scaling), flush=True)
+        per_vocab[name] = {"states": states, "document": doc, "kernels": kernels, "nested_cache": nested,
+                           "budget_scaling": scaling}
 
     elapsed = time.perf_counter() - started
     results = {"meta": {**info, "quick": args.quick, "elapsed_s": elapsed, "config": asdict(cfg)},

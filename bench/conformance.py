@@ -299,7 +299,12 @@ def run_schema(runner: Runner, name: str, schema: Any, decoders: Sequence[str], 
     """Every decoder on every seed, interleaved (seed by seed) so that machine load hits all alike."""
     validator = make_validator(schema)
     grammar = gd.compile_json_schema(schema)
-    llama_grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    try:
+        llama_grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        refusal = ""
+    except Exception as exc:  # noqa: BLE001 - llama.cpp's converter fails on some schemas
+        llama_grammar, refusal = None, f"converter error ({type(exc).__name__}: {exc})"
+        log(f"{name}: llama.cpp's JSON-schema converter failed: {refusal}")
     prompt_ids = runner.prompt_ids(schema)
     records = []
     for seed in seeds:
@@ -308,6 +313,9 @@ def run_schema(runner: Runner, name: str, schema: Any, decoders: Sequence[str], 
                 record = runner.constrained(grammar, prompt_ids, max_tokens, seed)
             elif decoder == UNCONSTRAINED:
                 record = runner.unconstrained(prompt_ids, max_tokens, seed)
+            elif llama_grammar is None:
+                record = {"text": "", "stop": "converter error", "steps": 0, "doc_tokens": 0, "wall_s": 0.0,
+                          "prompt_ms": 0.0, "forward_ms": 0.0, "refusal": refusal}
             else:
                 record = runner.llama_grammar(llama_grammar, prompt_ids, max_tokens, seed)
             record.update(judge(validator, record["text"]))

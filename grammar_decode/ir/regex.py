@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 #: Kinds of nodes.
 NOTHING_KIND, EPSILON_KIND, BYTES_KIND, CONCAT_KIND, OR_KIND, AND_KIND, NOT_KIND, REPEAT_KIND = range(8)
@@ -347,8 +347,8 @@ class ExprSet:
             classes = refined
         return sorted(classes, key=lambda m: (m & -m))
 
-    def _splits(self, item: int) -> set[int]:
-        out: set[int] = set()
+    def subterms(self, item: int) -> Iterator[int]:
+        """Every node reachable from ``item`` (itself included), each once."""
         stack = [item]
         seen: set[int] = set()
         while stack:
@@ -356,17 +356,18 @@ class ExprSet:
             if node in seen:
                 continue
             seen.add(node)
+            yield node
             kind = self.kind[node]
             args = self.args[node]
-            if kind == BYTES_KIND:
-                out.add(args)  # type: ignore[arg-type]
-            elif kind in (CONCAT_KIND, OR_KIND, AND_KIND):
+            if kind in (CONCAT_KIND, OR_KIND, AND_KIND):
                 stack.extend(args)  # type: ignore[arg-type]
             elif kind == NOT_KIND:
                 stack.append(args)  # type: ignore[arg-type]
             elif kind == REPEAT_KIND:
                 stack.append(args[0])  # type: ignore[index]
-        return out
+
+    def _splits(self, item: int) -> set[int]:
+        return {self.args[n] for n in self.subterms(item) if self.kind[n] == BYTES_KIND}  # type: ignore[misc]
 
     # -- analyses ------------------------------------------------------------------------------
 
@@ -378,20 +379,7 @@ class ExprSet:
         return found
 
     def _has_boolean(self, item: int) -> bool:
-        stack, seen = [item], set()
-        while stack:
-            node = stack.pop()
-            if node in seen:
-                continue
-            seen.add(node)
-            kind = self.kind[node]
-            if kind in (AND_KIND, NOT_KIND):
-                return True
-            if kind in (CONCAT_KIND, OR_KIND):
-                stack.extend(self.args[node])  # type: ignore[arg-type]
-            elif kind == REPEAT_KIND:
-                stack.append(self.args[node][0])  # type: ignore[index]
-        return False
+        return any(self.kind[n] in (AND_KIND, NOT_KIND) for n in self.subterms(item))
 
     def is_empty(self, item: int, fuel: int = DEFAULT_FUEL) -> bool:
         """Whether ``item`` matches nothing at all. Structural without ``&``/``¬``; otherwise a

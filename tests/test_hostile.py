@@ -198,3 +198,22 @@ def test_forty_branch_any_of_and_a_recursive_definition(gpt2: gd.Vocabulary) -> 
     grammar = _bounded(lambda: gd.compile_json_schema(tree, whitespace="compact"))
     deep = '{"value":1,"children":[' * 10 + '{"value":1,"children":[]}' + "]}" * 10
     assert grammar.accepts(deep) and grammar.min_completion_tokens(gpt2) >= 1
+
+
+def test_parse_states_do_not_accumulate(gpt2: gd.Vocabulary) -> None:
+    """A long-running process sees many documents: parse states live only while a matcher or a
+    bounded cache holds them, so their number stays flat instead of growing with every document."""
+    import gc
+
+    from conftest import COMBINATOR_SCHEMAS
+
+    grammar = gd.compile_json_schema(COMBINATOR_SCHEMAS["tree"])
+    grammar.max_cache_bytes = 1 << 20
+    live = []
+    for batch in range(3):
+        for seed in range(25):
+            rng = np.random.default_rng(batch * 100 + seed)
+            gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=80, seed=seed)
+        gc.collect()
+        live.append(len(grammar.recognizer.parser._states))
+    assert live[2] <= 2 * live[0] + 200, live

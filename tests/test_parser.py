@@ -156,14 +156,15 @@ def test_concurrent_scans_agree() -> None:
     parser = Parser(g)
     texts = ["n+n*(n+n)", "((n))*n", "n*n*n+n"]
 
-    def work() -> list[int]:
-        out = []
+    def work() -> list:
+        out = []  # the states themselves: interning is by identity while they are alive
         for text in texts * 20:
             state = parser.initial
             for c in text:
                 state = state.scan(frozenset((t[c],)))
-            out.append(id(state))
+            out.append(state)
         return out
 
     results = run_in_threads(work)
+    assert all(len({id(r[i]) for r in results}) == 1 for i in range(len(results[0])))
     assert all(r == results[0] for r in results)

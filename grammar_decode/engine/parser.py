@@ -14,7 +14,8 @@ right-recursive list keeps a flat stack however long it grows.
 
 ``ParseState.scan(lexemes)`` (the state after one lexeme, any of ``lexemes``) is memoised on the
 state, so a matcher that revisits a state pays a dict lookup. States and return points are interned
-in weak tables: they live as long as a matcher, a memo or a cache holds them. Thread-safe.
+in weak tables and memoised weakly: they live as long as a matcher or a bounded cache holds them,
+so memory stays bounded however many documents a long-running process sees. Thread-safe.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class Cont:
 
 ROOT = Cont(-1, frozenset())
 
+_UNSEEN = object()
+
 
 class ParseState:
     """Every parse of the lexemes read so far. Immutable and interned: compare by identity."""
@@ -57,14 +60,23 @@ class ParseState:
         self.accepting = accepting
         symbols = parser.symbols
         self.expected = frozenset(symbols[position] for position, _ in threads) | parser.ignored
-        self._scans: dict[frozenset[int], ParseState | None] = {}
+        # successors held weakly: a strong memo would keep every state ever reached alive from
+        # the initial one, and a long-running server would grow without bound
+        self._scans: dict[frozenset[int], "weakref.ReferenceType[ParseState] | None"] = {}
 
     def scan(self, lexemes: frozenset[int]) -> "ParseState | None":
         """The state after one lexeme that is any of ``lexemes`` (several when the text matched
-        several lexemes), or None when none is expected here. Memoised on this state."""
-        found = self._scans.get(lexemes, self)
-        if found is self:
-            found = self._scans[lexemes] = self.parser._scan(self, lexemes)
+        several lexemes), or None when none is expected here. Memoised on this state while the
+        successor is alive (interning makes a recomputed one the same object)."""
+        memo = self._scans.get(lexemes, _UNSEEN)
+        if memo is None:
+            return None
+        if memo is not _UNSEEN:
+            found = memo()  # type: ignore[operator]
+            if found is not None:
+                return found
+        found = self.parser._scan(self, lexemes)
+        self._scans[lexemes] = None if found is None else weakref.ref(found)
         return found
 
     def __repr__(self) -> str:

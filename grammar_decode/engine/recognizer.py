@@ -15,6 +15,7 @@ such lexemes apart.)
 
 from __future__ import annotations
 
+import weakref
 from typing import Iterable, Union
 
 from ..ir.grammar import Grammar
@@ -33,7 +34,7 @@ class Recognizer:
         self.exprs = grammar.exprs
         self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs)
         self.parser = Parser(grammar, max_size)
-        self._starts: dict[ParseState, int] = {}
+        self._starts: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
         self.initial: State = self.boundary(self.parser.initial)
 
     def lexer_start(self, parse: ParseState) -> int:

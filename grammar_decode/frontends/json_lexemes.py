@@ -13,10 +13,11 @@
 from __future__ import annotations
 
 import json
+from typing import Iterable, Iterator
 
 from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
-from ..ir.regex import byte_mask, byte_range
+from ..ir.regex import ExprSet, byte_mask, byte_range
 
 INTEGER_DIGITS_MAX = 20
 EXPONENT_DIGITS_MAX = 2
@@ -78,6 +79,89 @@ class JsonLexemes:
     def seq(self, *symbols: Symbol | None) -> tuple[Symbol, ...]:
         """An alternative, with the optional-whitespace slots (None in compact mode) dropped."""
         return tuple(s for s in symbols if s is not None)
+
+
+_SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n",
+                  0x0D: b"\\r", 0x09: b"\\t"}
+_HEX_DIGITS = "0123456789abcdef"
+
+
+def _hex_digit_set(lo: int, hi: int) -> int:
+    values = set()
+    for digit in range(lo, hi + 1):
+        values.update(_HEX_DIGITS[digit].encode() + _HEX_DIGITS[digit].upper().encode())
+    return byte_mask(values)
+
+
+def _hex_sequences(lo: int, hi: int, digits: int) -> Iterator[list[tuple[int, int]]]:
+    """Digit-range sequences whose products are exactly the ``digits``-digit hex numerals of
+    ``lo..hi``."""
+    if digits == 1:
+        yield [(lo, hi)]
+        return
+    size = 16 ** (digits - 1)
+    first, last = lo // size, hi // size
+    if first == last:
+        for rest in _hex_sequences(lo % size, hi % size, digits - 1):
+            yield [(first, first)] + rest
+        return
+    if lo % size:
+        for rest in _hex_sequences(lo % size, size - 1, digits - 1):
+            yield [(first, first)] + rest
+        first += 1
+    tail = None
+    if hi % size != size - 1:
+        tail = last
+        last -= 1
+    if first <= last:
+        yield [(first, last)] + [(0, 15)] * (digits - 1)
+    if tail is not None:
+        for rest in _hex_sequences(0, hi % size, digits - 1):
+            yield [(tail, tail)] + rest
+
+
+def _u_escapes(exprs: ExprSet, lo: int, hi: int) -> int:
+    """``\\uXXXX`` (hex digits in either case) for the 16-bit values ``lo..hi``."""
+    return exprs.alt(*(exprs.concat(exprs.literal(b"\\u"), *(exprs.byteset(_hex_digit_set(a, b)) for a, b in seq))
+                       for seq in _hex_sequences(lo, hi, 4)))
+
+
+def json_string_chars(exprs: ExprSet, ranges: Iterable[tuple[int, int]]) -> int:
+    """One character out of ``ranges`` as it may be written inside a JSON string: raw UTF-8 where
+    JSON allows it, a short escape (``\\n``, ``\\"``, ``\\/``...), ``\\uXXXX``, or a surrogate
+    pair for characters past U+FFFF. Decoding any of these gives a character of ``ranges``."""
+    wanted = utf8.normalize(ranges)
+    options = [utf8.code_points(exprs, [(lo, hi) for lo, hi in _intersect(wanted, _RAW)])]
+    for code, escape in _SHORT_ESCAPES.items():
+        if any(lo <= code <= hi for lo, hi in wanted):
+            options.append(exprs.literal(escape))
+    for lo, hi in _intersect(wanted, [(0, 0xFFFF)]):
+        options.append(_u_escapes(exprs, lo, hi))
+    for lo, hi in _intersect(wanted, [(0x10000, utf8.MAX_CODE_POINT)]):
+        high_lo, high_hi = 0xD800 + ((lo - 0x10000) >> 10), 0xD800 + ((hi - 0x10000) >> 10)
+        low_lo, low_hi = 0xDC00 + ((lo - 0x10000) & 0x3FF), 0xDC00 + ((hi - 0x10000) & 0x3FF)
+        if high_lo == high_hi:
+            options.append(exprs.concat(_u_escapes(exprs, high_lo, high_lo), _u_escapes(exprs, low_lo, low_hi)))
+            continue
+        options.append(exprs.concat(_u_escapes(exprs, high_lo, high_lo), _u_escapes(exprs, low_lo, 0xDFFF)))
+        if high_lo + 1 <= high_hi - 1:
+            options.append(exprs.concat(_u_escapes(exprs, high_lo + 1, high_hi - 1), _u_escapes(exprs, 0xDC00, 0xDFFF)))
+        options.append(exprs.concat(_u_escapes(exprs, high_hi, high_hi), _u_escapes(exprs, 0xDC00, low_hi)))
+    return exprs.alt(*options)
+
+
+#: Characters JSON lets stand unescaped inside a string.
+_RAW = utf8.complement([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
+
+
+def _intersect(left: utf8.Ranges, right: Iterable[tuple[int, int]]) -> utf8.Ranges:
+    out = []
+    for a, b in left:
+        for c, d in right:
+            lo, hi = max(a, c), min(b, d)
+            if lo <= hi:
+                out.append((lo, hi))
+    return utf8.normalize(out)
 
 
 def string_expr(grammar: Grammar) -> int:

@@ -23,9 +23,11 @@ emitted, and only a root that admits nothing is an error.
 
 Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``$ref`` (within the document:
 ``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer) with no sibling constraints,
-``$defs``/``definitions``; objects: ``properties``, ``required``, ``additionalProperties`` as a
-boolean (keys outside ``properties`` are never emitted); arrays: ``items`` (one schema),
-``minItems``, ``maxItems``.
+``$defs``/``definitions``; strings: ``pattern`` (search semantics on the decoded text, whatever
+escapes spell it; accepted only where Python's ``re``, which the ``jsonschema`` validator uses,
+and ECMA-262 agree); objects:
+``properties``, ``required``, ``additionalProperties`` as a boolean (keys outside ``properties``
+are never emitted); arrays: ``items`` (one schema), ``minItems``, ``maxItems``.
 """
 
 from __future__ import annotations
@@ -34,22 +36,26 @@ import json
 from typing import Any, Callable, Union
 from urllib.parse import unquote
 
-from ..errors import GrammarError, SchemaError, UnsupportedSchemaError
+from ..errors import GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ..engine.compiled import CompiledGrammar
 from ..engine.recognizer import Recognizer
 from ..ir.grammar import Grammar, Symbol
-from .json_lexemes import JsonLexemes
+from .json_lexemes import JsonLexemes, json_string_chars
+from .regex import translate
 
 #: Keywords that annotate but constrain nothing; accepted anywhere.
 ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
                          "$defs", "definitions", "deprecated", "readOnly", "writeOnly"})
 
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+#: Keywords that constrain one type only (the others pass them by).
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "array": frozenset({"items", "minItems", "maxItems"}),
+    "string": frozenset({"pattern"}),
 }
-_KNOWN = ANNOTATIONS | frozenset().union(*_TYPE_KEYWORDS.values()) | {"type", "enum", "const", "anyOf", "$ref"}
+_ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
+_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "$ref"}
 
 #: Largest ``minItems``/``maxItems`` compiled (one rule per count); larger bounds are refused.
 MAX_COUNTED_ITEMS = 10_000
@@ -119,6 +125,7 @@ class JsonSchemaCompiler:
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
         self._any: Symbol | None = None
         self._filtering: set[int] = set()
+        self._patterns: dict[str, Symbol] = {}
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -163,7 +170,7 @@ class JsonSchemaCompiler:
             return [(self.value(branch, pointer_join(pointer_join(pointer, "anyOf"), i)),)
                     for i, branch in enumerate(branches)]
         if types is None:
-            if any(k in schema for k in _TYPE_KEYWORDS["object"] | _TYPE_KEYWORDS["array"]):
+            if any(k in schema for k in _ALL_TYPE_KEYWORDS):
                 types = list(TYPES)  # keywords apply to their own type; every type is allowed
             else:
                 return [(self.any_value(),)]
@@ -179,6 +186,8 @@ class JsonSchemaCompiler:
         if type_name == "array":
             return self._array(schema, pointer)
         if type_name == "string":
+            if "pattern" in schema:
+                return [(self._pattern_string(schema["pattern"], pointer),)]
             return [(lex.string,)]
         if type_name == "integer":
             return [(lex.integer,)]
@@ -211,6 +220,8 @@ class JsonSchemaCompiler:
             raise UnsupportedSchemaError("additionalProperties", pointer, "only boolean values are supported")
         if not isinstance(schema.get("properties", {}), dict):
             raise SchemaError("'properties' must be an object", pointer_join(pointer, "properties"))
+        if "pattern" in schema and not isinstance(schema["pattern"], str):
+            raise SchemaError("'pattern' must be a string", pointer_join(pointer, "pattern"))
         if isinstance(schema.get("items"), list):
             raise UnsupportedSchemaError("items", pointer, "array form of 'items' (use prefixItems)")
         for keyword in ("$defs", "definitions"):
@@ -257,6 +268,26 @@ class JsonSchemaCompiler:
             else:
                 raise SchemaError(f"'$ref' {ref!r} points at nothing", where)
         return target
+
+    def _pattern_string(self, pattern: str, pointer: str) -> Symbol:
+        """A JSON string whose decoded text ``pattern`` matches with search semantics, whatever
+        escapes spell it. The text must match under both Python's ``re`` (what the ``jsonschema``
+        validator uses) and ECMA-262 (what the specification says): see ``translate``."""
+        found = self._patterns.get(pattern)
+        if found is not None:
+            return found
+        exprs = self.grammar.exprs
+        try:
+            body = translate(exprs, pattern, search=True, encode=json_string_chars, ecmascript=True)
+        except UnsupportedRegexError as exc:
+            raise UnsupportedSchemaError("pattern", pointer, f"{exc.construct} in {pattern!r}") from exc
+        except GrammarError as exc:
+            # ECMA-262 syntax that Python's parser does not know (\p{...}, named groups (?<n>...))
+            # is refused, not called invalid
+            raise UnsupportedSchemaError("pattern", pointer, f"syntax Python's re does not read: {exc}") from exc
+        quote = exprs.literal(b'"')
+        found = self._patterns[pattern] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"pattern {pattern!r}")
+        return found
 
     # -- any JSON ------------------------------------------------------------------------------
 

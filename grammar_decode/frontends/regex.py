@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from ..engine.compiled import CompiledGrammar
 from ..errors import GrammarError, UnsupportedRegexError
@@ -82,25 +82,77 @@ def category_ranges(category: Any, ascii_only: bool) -> utf8.Ranges:
     return class_ranges(_CATEGORY_PATTERNS[category], re.ASCII if ascii_only else 0)
 
 
+#: ECMA-262 LineTerminator: what ``.`` never matches there.
+_LINE_TERMINATORS = [(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)]
+#: ECMA-262 WhiteSpace and LineTerminator: its ``\\s``.
+_ECMA_SPACE = utf8.normalize([(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+                              (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
+                              (0xFEFF, 0xFEFF)])
+_ECMA_DIGIT = [(0x30, 0x39)]
+_ECMA_WORD = utf8.normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
+
+
+def ecmascript_category(category: Any) -> utf8.Ranges:
+    """ECMA-262's (non-Unicode-mode) meaning of ``\\d \\D \\w \\W \\s \\S``."""
+    positive = {_C.CATEGORY_DIGIT: _ECMA_DIGIT, _C.CATEGORY_NOT_DIGIT: _ECMA_DIGIT,
+                _C.CATEGORY_WORD: _ECMA_WORD, _C.CATEGORY_NOT_WORD: _ECMA_WORD,
+                _C.CATEGORY_SPACE: _ECMA_SPACE, _C.CATEGORY_NOT_SPACE: _ECMA_SPACE}[category]
+    negated = category in (_C.CATEGORY_NOT_DIGIT, _C.CATEGORY_NOT_WORD, _C.CATEGORY_NOT_SPACE)
+    return utf8.complement(positive) if negated else list(positive)
+
+
+def _intersection(left: utf8.Ranges, right: utf8.Ranges) -> utf8.Ranges:
+    return utf8.complement(utf8.complement(left) + utf8.complement(right))
+
+
+def _union(left: utf8.Ranges, right: utf8.Ranges) -> utf8.Ranges:
+    return utf8.normalize(list(left) + list(right))
+
+
 def _class_pattern(ranges: utf8.Ranges, negate: bool) -> str:
     body = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
     return f"[{'^' if negate else ''}{body}]" if body else ("[^\\s\\S]" if not negate else "[\\s\\S]")
 
 
+#: Turns a set of code points into the expression for one such character, as bytes.
+CharEncoder = Callable[[ExprSet, utf8.Ranges], int]
+
+
 class _Translator:
-    def __init__(self, exprs: ExprSet, pattern: str, flags: int) -> None:
+    def __init__(self, exprs: ExprSet, pattern: str, flags: int, encode: CharEncoder, ecmascript: bool) -> None:
+        self.ecmascript = ecmascript
         self.exprs = exprs
         self.pattern = pattern
         self.ascii_only = bool(flags & re.ASCII)
         self.ignore_case = bool(flags & re.IGNORECASE)
+        self.encode = encode
 
     def chars(self, ranges: utf8.Ranges, negate: bool = False) -> int:
         """One character out of ``ranges`` (or outside them); under case-insensitive matching,
         the characters ``re`` matches with that class and ``re.IGNORECASE``."""
         if self.ignore_case:
             flags = re.IGNORECASE | (re.ASCII if self.ascii_only else 0)
-            return utf8.code_points(self.exprs, class_ranges(_class_pattern(ranges, negate), flags))
-        return utf8.code_points(self.exprs, utf8.complement(ranges) if negate else ranges)
+            return self.encode(self.exprs, class_ranges(_class_pattern(ranges, negate), flags))
+        return self.encode(self.exprs, utf8.complement(ranges) if negate else utf8.normalize(ranges))
+
+    def search(self, items: list, dotall: bool) -> int:
+        """``re.search`` semantics: text may precede the match unless it is anchored with ``^``
+        or ``\\A``, and follow it unless it ends with ``\\Z``, or with ``$`` (then one final
+        newline may follow, as Python's ``$`` allows)."""
+        if len(items) == 1 and items[0][0] is _C.BRANCH:
+            return self.exprs.alt(*(self.search(list(branch), dotall) for branch in items[0][1][1]))
+        anything = self.exprs.star(self.encode(self.exprs, [(0, utf8.MAX_CODE_POINT)]))
+        starts = items[:1] in ([(_C.AT, _C.AT_BEGINNING)], [(_C.AT, _C.AT_BEGINNING_STRING)])
+        ends = items[-1:] in ([(_C.AT, _C.AT_END)], [(_C.AT, _C.AT_END_STRING)])
+        before = EPSILON if starts else anything
+        if not ends:
+            after = anything
+        elif items[-1] == (_C.AT, _C.AT_END) and not self.ecmascript:
+            after = self.exprs.optional(self.encode(self.exprs, [(10, 10)]))
+        else:
+            after = EPSILON
+        # anchors are only understood where they were recognised above; elsewhere they are refused
+        return self.exprs.concat(before, self.sequence(items, dotall, starts, ends), after)
 
     def refuse(self, construct: str, detail: str = "") -> UnsupportedRegexError:
         return UnsupportedRegexError(construct, self.pattern, detail)
@@ -117,7 +169,10 @@ class _Translator:
         if op is _C.NOT_LITERAL:
             return self.chars([(av, av)], negate=True)
         if op is _C.ANY:
-            return utf8.code_points(exprs, [(0, utf8.MAX_CODE_POINT)] if dotall else utf8.complement([(10, 10)]))
+            if dotall:
+                return self.encode(exprs, [(0, utf8.MAX_CODE_POINT)])
+            excluded = _LINE_TERMINATORS if self.ecmascript else [(10, 10)]
+            return self.encode(exprs, utf8.complement(excluded))
         if op is _C.IN:
             ranges, negate = self.char_class(av)
             return self.chars(ranges, negate)
@@ -157,6 +212,17 @@ class _Translator:
             raise self.refuse("an atomic group")
         raise self.refuse(f"the construct {op}")
 
+    def category(self, category: Any, negated_class: bool) -> utf8.Ranges:
+        """``\\d``-style classes. In the ``ecmascript`` dialect a class must mean what both ECMA-262
+        (ASCII ``\\d``/``\\w``, its own ``\\s``) and Python's ``re`` mean: the intersection of the
+        two sets, or, inside a negated class, their union (so the complement is the intersection)."""
+        python = category_ranges(category, self.ascii_only)
+        if not self.ecmascript:
+            return python
+        ecma = ecmascript_category(category)
+        combined = _union(python, ecma) if negated_class else _intersection(python, ecma)
+        return combined
+
     def char_class(self, items: list) -> tuple[utf8.Ranges, bool]:
         negate = False
         ranges: utf8.Ranges = []
@@ -170,16 +236,23 @@ class _Translator:
             elif op is _C.CATEGORY:
                 if av not in _CATEGORY_PATTERNS:
                     raise self.refuse(f"the class category {av}")
-                ranges.extend(category_ranges(av, self.ascii_only))
+                ranges.extend(self.category(av, negated_class=negate))
             else:
                 raise self.refuse(f"the class item {op}")
         return utf8.normalize(ranges), negate
 
 
-def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
-    """The expression in ``exprs`` matching exactly the UTF-8 encodings of the strings ``s``
-    with ``re.fullmatch(pattern, s, flags)`` (strings with lone surrogates excepted: they have no
-    UTF-8 encoding).
+def translate(exprs: ExprSet, pattern: str, flags: int = 0, *, search: bool = False,
+              encode: CharEncoder = utf8.code_points, ecmascript: bool = False) -> int:
+    """The expression in ``exprs`` matching exactly the encodings of the strings ``s`` with
+    ``re.fullmatch(pattern, s, flags)`` (``re.search`` with ``search=True``). Characters are
+    encoded by ``encode``: UTF-8 by default (strings with lone surrogates excepted: they have no
+    UTF-8 encoding); ``json_lexemes.json_string_chars`` gives their spellings inside a JSON string.
+
+    ``ecmascript=True`` (JSON Schema's ``pattern``) keeps Python's syntax but accepts only what
+    both Python's ``re`` and ECMA-262 accept: ``\\d``/``\\w`` are ASCII, ``\\s`` is the
+    intersection of both definitions, ``.`` stops at every ECMA-262 line terminator, and ``$``
+    matches only at the very end.
 
     Raises:
         GrammarError: the pattern is not valid Python regex syntax.
@@ -195,8 +268,16 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0) -> int:
     except (re.error, OverflowError, RecursionError) as exc:
         raise GrammarError(f"invalid regular expression {pattern!r}: {exc}") from exc
     global_flags = parsed.state.flags
-    translator = _Translator(exprs, pattern, global_flags)
-    return translator.sequence(list(parsed), bool(global_flags & re.DOTALL), True, True)
+    translator = _Translator(exprs, pattern, global_flags, encode, ecmascript)
+    dotall = bool(global_flags & re.DOTALL)
+    try:
+        if search:
+            if global_flags & re.MULTILINE:
+                raise UnsupportedRegexError("re.MULTILINE in a search", pattern)
+            return translator.search(list(parsed), dotall)
+        return translator.sequence(list(parsed), dotall, True, True)
+    except RecursionError as exc:
+        raise GrammarError(f"the regular expression {pattern!r} is nested too deeply") from exc
 
 
 def compile_regex(pattern: str, flags: int = 0) -> CompiledGrammar:

@@ -55,7 +55,7 @@ class GrammarError(GrammarDecodeError, ValueError):
 
 class UnsupportedRegexError(GrammarError):
     """A regular expression uses a construct that cannot be compiled exactly to a finite
-    automaton (lookaround, backreferences, word boundaries, possessive repeats, case folding).
+    automaton (lookaround, backreferences, word boundaries, possessive repeats, local case flags).
 
     Attributes:
         construct: what was refused, e.g. ``"lookahead"``.

@@ -72,3 +72,30 @@ def test_portable_wheel_folder_is_its_own(monkeypatch, tmp_path: Path) -> None:
     wheel = folder / "llama_cpp_python-0.3.36-cp311-cp311-linux_x86_64.whl"
     wheel.write_bytes(b"")
     assert llama_cpp_setup.portable_wheel() == wheel  # built once, then reused without a build
+
+
+def test_the_installed_llama_cpp_build_is_portable() -> None:
+    """The llama.cpp libraries in use contain no AVX-512 and no AMX instructions (a native build
+    on an AVX-512 or AMX machine does, and dies with SIGILL on CPUs without them): the build that
+    `grammar-decode install-llama-cpp` makes runs on any x86-64 CPU with AVX2, FMA and F16C."""
+    import os
+    import platform
+    import re
+    import shutil
+    import subprocess
+
+    llama_cpp = require("llama_cpp", "llama-cpp")
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86-64 instruction sets only")
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        if os.environ.get("GRAMMAR_DECODE_REQUIRE_EXTRAS") == "1":
+            raise AssertionError("objdump (binutils) is needed to inspect the llama.cpp build")
+        pytest.skip("needs objdump (binutils)")
+    lib = Path(llama_cpp.__file__).parent / "lib" / "libggml-cpu.so"
+    listing = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True,
+                             check=True).stdout
+    wide = len(re.findall(r"%zmm|%k[1-7]\b", listing))
+    tiles = len(re.findall(r"\b(tilezero|tileloadd|tdpb\w*|ldtilecfg)\b", listing))
+    assert wide == 0 and tiles == 0, (f"{lib} is a native build ({wide} AVX-512 and {tiles} AMX instructions): "
+                                      "run `grammar-decode install-llama-cpp`")

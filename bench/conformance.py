@@ -302,9 +302,18 @@ def run_schema(runner: Runner, name: str, schema: Any, decoders: Sequence[str], 
     try:
         llama_grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         refusal = ""
+        # the converter can write GBNF that llama.cpp's own parser rejects (then sampling with it
+        # crashes the process): parse it once here, where a NULL sampler is a plain answer
+        sampler = llama_cpp.llama_sampler_init_grammar(runner.llama._model.vocab, llama_grammar._grammar.encode(),
+                                                      llama_grammar._root.encode())
+        if not sampler:
+            llama_grammar, refusal = None, "its GBNF does not parse"
+        else:
+            llama_cpp.llama_sampler_free(sampler)
     except Exception as exc:  # noqa: BLE001 - llama.cpp's converter fails on some schemas
         llama_grammar, refusal = None, f"converter error ({type(exc).__name__}: {exc})"
-        log(f"{name}: llama.cpp's JSON-schema converter failed: {refusal}")
+    if refusal:
+        log(f"{name}: llama.cpp's JSON-schema grammar cannot be used: {refusal}")
     prompt_ids = runner.prompt_ids(schema)
     records = []
     for seed in seeds:
@@ -314,7 +323,7 @@ def run_schema(runner: Runner, name: str, schema: Any, decoders: Sequence[str], 
             elif decoder == UNCONSTRAINED:
                 record = runner.unconstrained(prompt_ids, max_tokens, seed)
             elif llama_grammar is None:
-                record = {"text": "", "stop": "converter error", "steps": 0, "doc_tokens": 0, "wall_s": 0.0,
+                record = {"text": "", "stop": "no grammar", "steps": 0, "doc_tokens": 0, "wall_s": 0.0,
                           "prompt_ms": 0.0, "forward_ms": 0.0, "refusal": refusal}
             else:
                 record = runner.llama_grammar(llama_grammar, prompt_ids, max_tokens, seed)

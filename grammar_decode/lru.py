@@ -29,12 +29,13 @@ class ByteBoundedLRU(Generic[V]):
         # No lock on reads: each OrderedDict call is atomic under the GIL, and a key evicted
         # between the lookup and the move is simply not moved. (The counters may miss a beat
         # under contention; they are statistics.)
-        found = self._items.get(key)
+        items = self._items
+        found = items.get(key)
         if found is None:
             self.misses += 1
             return default  # type: ignore[return-value]
         try:
-            self._items.move_to_end(key)
+            items.move_to_end(key)
         except KeyError:
             pass
         self.hits += 1

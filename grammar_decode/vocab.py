@@ -132,6 +132,11 @@ class Vocabulary:
         """The byte strings of the ordinary tokens. Cached."""
         return self._ordinary_set()
 
+    def longest_token(self) -> int:
+        """Bytes in the longest ordinary token. Cached."""
+        self._ordinary_set()
+        return self._longest
+
     def ids_by_bytes(self) -> dict[bytes, list[int]]:
         """Ordinary token ids by their bytes (several ids may spell the same bytes). O(V) once,
         then cached; do not modify."""

@@ -138,7 +138,7 @@ class Matcher:
         is complete. Read-only."""
         if self.terminated:
             return np.zeros(len(self.vocab), dtype=bool)
-        return self._masker.mask(self.state)
+        return self._masker.mask(self._states[-1])
 
     def budget_mask(self, remaining_tokens: int) -> np.ndarray:
         """``mask()`` narrowed so that the text can still end within ``remaining_tokens`` tokens

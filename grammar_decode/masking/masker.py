@@ -76,7 +76,7 @@ class Masker:
         self._lexeme_parts: ByteBoundedLRU[_LexemePart] = ByteBoundedLRU(max_cache_bytes // 2)
         self._boundary_parts: ByteBoundedLRU[_BoundaryPart] = ByteBoundedLRU(max_cache_bytes // 4)
         self._finish: ByteBoundedLRU[int] = ByteBoundedLRU(max_cache_bytes // 16)
-        self.longest = max((len(t) for t in vocab.ordinary_tokens()), default=0)
+        self.longest = vocab.longest_token()
         self._successor_bytes: ByteBoundedLRU[int] = ByteBoundedLRU(max_cache_bytes // 64)
         self.completions = completions if completions is not None else Completions(recognizer)
         # fewest tokens <= fewest bytes holds when every byte value is an ordinary token

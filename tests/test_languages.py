@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from documents import SLOW_OK, grammar_for, is_valid, literal_text
 from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+import grammar_decode as gd
 
 
 _HEX = "0123456789abcdefABCDEF"
@@ -155,6 +156,25 @@ def test_array_counts_are_exact(bounds: tuple[int, int | None, int, int | None],
         schema["maxItems"] = outer_max
     doc = json.dumps(value, separators=(",", ":")).encode("ascii")
     assert grammar_for(schema, whitespace).accepts(doc) == is_valid(schema, doc), (schema, doc)
+
+
+@pytest.mark.parametrize("whitespace", ["flexible", "compact"])
+def test_logarithmic_item_counts_are_exact(monkeypatch: pytest.MonkeyPatch, whitespace: str) -> None:
+    """The O(log bound) construction large bounds use, forced onto small bounds: every count from
+    0 to 12 against every (minItems, maxItems) up to 9, judged by the validator."""
+    from grammar_decode.frontends import json_schema as front_end
+
+    monkeypatch.setattr(front_end, "MAX_LINEAR_ITEMS", 0)
+    separators = (",", ":") if whitespace == "compact" else (", ", ": ")
+    for low in range(0, 6):
+        for high in [None, *range(max(low, 1), 10)]:
+            schema: dict[str, Any] = {"type": "array", "items": {"type": "integer"}, "minItems": low}
+            if high is not None:
+                schema["maxItems"] = high
+            grammar = gd.compile_json_schema(schema, whitespace=whitespace)
+            for count in range(13):
+                doc = json.dumps(list(range(count)), separators=separators).encode()
+                assert grammar.accepts(doc) == is_valid(schema, doc), (schema, count)
 
 
 # Exhaustive boundary tables (deterministic): cheap enough to enumerate rather than sample.

@@ -126,3 +126,18 @@ def test_unbounded_item_counts_share_one_state(gpt2: gd.Vocabulary) -> None:
     assert not masker.mask(states[0])[close] and masker.mask(states[1])[close]
     for prefix, state in zip(prefixes, states):
         assert np.array_equal(masker.mask(state), _reference(grammar, gpt2, prefix))
+
+
+def test_large_item_bounds_count_exactly_in_the_masks(gpt2: gd.Vocabulary) -> None:
+    """Bounds past the linear threshold count by halving; at the bound the comma goes, one below
+    it stays, and every mask equals the reference's (the clamp bug of the founding write-up,
+    at scale)."""
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}, "minItems": 70,
+                                      "maxItems": 100}, whitespace="compact")
+    masker = grammar.masker(gpt2)
+    comma, close = gpt2.tokens.index(b","), gpt2.tokens.index(b"]")
+    for count, may_add, may_close in ((69, True, False), (70, True, True), (99, True, True), (100, False, True)):
+        prefix = ("[" + ",".join(["1"] * count)).encode()
+        mask = masker.mask(_state(grammar, prefix))
+        assert bool(mask[comma]) is may_add and bool(mask[close]) is may_close, count
+        assert np.array_equal(mask, _reference(grammar, gpt2, prefix)), count

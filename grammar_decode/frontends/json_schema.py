@@ -14,7 +14,7 @@ What a schema becomes:
   recursive rule), with an alternative per admitted type and per ``anyOf`` branch; objects
   emit their keys in ``properties`` order, each optional key emitted or skipped, required keys
   that ``properties`` does not list last, in ``required`` order, with any JSON value; arrays count
-  their items with one rule per count up to the largest bound that matters.
+  their items with one rule per count for small bounds and O(log bound) rules for large ones.
 * Any JSON (``{}``, ``true``, no ``type``): a recursive rule for every JSON value.
 
 A subschema that admits nothing (``false``, an ``enum`` none of whose values pass the sibling
@@ -57,8 +57,8 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "$ref"}
 
-#: Largest ``minItems``/``maxItems`` compiled (one rule per count); larger bounds are refused.
-MAX_COUNTED_ITEMS = 10_000
+#: Largest item bound compiled with one rule per count; larger bounds take O(log bound) rules.
+MAX_LINEAR_ITEMS = 64
 
 
 def pointer_join(parent: str, token: Union[str, int]) -> str:
@@ -359,14 +359,13 @@ class JsonSchemaCompiler:
         high = _non_negative_int(schema, "maxItems", pointer)
         if high is not None and high < low:
             raise SchemaError(f"minItems {low} exceeds maxItems {high}", pointer)
-        for keyword, bound in (("minItems", low), ("maxItems", high)):
-            if bound is not None and bound > MAX_COUNTED_ITEMS:
-                raise UnsupportedSchemaError(keyword, pointer, f"bounds above {MAX_COUNTED_ITEMS:,} are not supported")
         items = schema.get("items", True)
         empty = lex.seq(lex.open_bracket, lex.ws, lex.close_bracket)
         if items is False or high == 0:
             return [empty] if low == 0 else []
         item = self.value(items, pointer_join(pointer, "items"))
+        if max(low, high or 0) > MAX_LINEAR_ITEMS:
+            return self._counted_array(item, low, high, pointer, empty)
         # after[k]: k items written (k >= 1); counts past max(low, 1) collapse when unbounded
         last = high if high is not None else max(low, 1)
         after = [g.rule(f"{pointer or '/'} items={k}") for k in range(last + 1)]
@@ -383,6 +382,52 @@ class JsonSchemaCompiler:
         if low == 0:
             out.append(empty)
         return out
+
+    def _counted_array(self, item: Symbol, low: int, high: int | None, pointer: str,
+                       empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
+        """Item counts with O(log bound) rules, unambiguously: ``exactly(n)`` is ``n`` times
+        ", item" (by halving), ``up_to(n)`` is 1..``n`` times (the first half, or the whole first
+        half and then part of the second), so a bound of 10^8 is a few dozen rules and every count
+        has exactly one parse."""
+        g, lex = self.grammar, self.lex
+        name = pointer or "/"
+        one = lex.seq(lex.ws, lex.comma, lex.ws, item)
+        exact: dict[int, Symbol] = {}
+        upto: dict[int, Symbol] = {}
+
+        def exactly(n: int) -> Symbol:
+            found = exact.get(n)
+            if found is None:
+                found = exact[n] = g.rule(f"{name} (,item)x{n}")
+                if n == 1:
+                    g.define(found, [one])
+                elif n % 2 == 0:
+                    g.define(found, [(exactly(n // 2), exactly(n // 2))])
+                else:
+                    g.define(found, [(exactly(n - 1), exactly(1))])
+            return found
+
+        def up_to(n: int) -> Symbol:
+            found = upto.get(n)
+            if found is None:
+                found = upto[n] = g.rule(f"{name} (,item)x1..{n}")
+                if n == 1:
+                    g.define(found, [(exactly(1),)])
+                elif n % 2 == 0:
+                    g.define(found, [(up_to(n // 2),), (exactly(n // 2), up_to(n // 2))])
+                else:
+                    g.define(found, [(up_to(n - 1),), (exactly(n - 1), exactly(1))])
+            return found
+
+        close = lex.seq(lex.ws, lex.close_bracket)
+        head = lex.seq(lex.open_bracket, lex.ws, item) + ((exactly(low - 1),) if low > 1 else ())
+        tail = g.rule(f"{name} more items")
+        if high is None:
+            g.define(tail, [close, one + (tail,)])
+        else:
+            spare = high - max(low, 1)
+            g.define(tail, [close] + ([(up_to(spare),) + close] if spare > 0 else []))
+        return [head + (tail,)] + ([empty] if low == 0 else [])
 
     # -- enum / const --------------------------------------------------------------------------
 

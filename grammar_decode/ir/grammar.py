@@ -17,6 +17,7 @@ the fewest bytes each symbol can produce; all from one shortest-derivation pass
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -116,15 +117,17 @@ class Analysis:
         return self.lexeme_min_bytes[symbol] if is_lexeme(symbol) else self.rule_min_bytes[~symbol]
 
 
-INFINITE = 1 << 62
+#: The cost of what derives nothing. A float, so that real costs, however large (a minimum of
+#: 10^30 items), always compare below it.
+INFINITE = math.inf
 
 
-def shortest_derivations(rules: Sequence[Sequence[Alternative]], lexeme_cost: Callable[[int], int | None]) -> list[int]:
+def shortest_derivations(rules: Sequence[Sequence[Alternative]], lexeme_cost: Callable[[int], int | None]) -> list[float]:
     """Fewest bytes each rule derives (``INFINITE`` for unproductive rules), given each lexeme's
     cost (None: the lexeme matches nothing). Knuth's generalisation of Dijkstra's algorithm to
     grammars: a rule's cost is final when it is the cheapest candidate left, and an alternative
     becomes a candidate once all its rules are final. O(size · log size), recursion of any kind."""
-    best = [INFINITE] * len(rules)
+    best: list[float] = [INFINITE] * len(rules)
     uses: list[list[int]] = [[] for _ in rules]
     owner: list[int] = []
     remaining: list[int] = []

@@ -71,11 +71,20 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
     reached: set[tuple[int, ParseState]] = set()
     lex_stack = [DEAD] * (trie.max_depth + 1)
     parse_stack: list[ParseState | None] = [None] * (trie.max_depth + 1)
+    # where a lexeme ending in lexer state `lex` after `parse` leads: (parse, restarted lexer),
+    # computed once per pair for the whole walk (many boundaries share them)
+    restarts: dict[tuple[int, ParseState], tuple[ParseState | None, int]] = {}
+
+    def restart_after(lex: int, current: ParseState) -> tuple[ParseState | None, int]:
+        found = restarts.get((lex, current))
+        if found is None:
+            matched = accepting[lex]
+            scanned = current.scan(matched) if matched else None
+            found = restarts[(lex, current)] = (scanned, DEAD if scanned is None else lexer_start(scanned))
+        return found
+
     for top, before in boundaries:
-        after = parse.scan(accepting[before])
-        if after is None:
-            continue
-        fresh = lexer_start(after)
+        after, fresh = restart_after(before, parse)
         if fresh == DEAD:
             continue
         base = depth_at[top] - 1
@@ -94,9 +103,7 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
             if nxt == DEAD:
                 # another boundary inside the token (a fresh lexer state never matches: lexemes
                 # are never empty)
-                matched = accepting[lex]
-                scanned = current.scan(matched) if matched else None  # type: ignore[union-attr]
-                restart = lexer_start(scanned) if scanned is not None else DEAD
+                scanned, restart = restart_after(lex, current)  # type: ignore[arg-type]
                 nxt = step(restart, b) if restart != DEAD else DEAD
                 if nxt == DEAD:
                     i = end_at[i]

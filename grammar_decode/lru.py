@@ -58,10 +58,6 @@ class ByteBoundedLRU(Generic[V]):
     def __len__(self) -> int:
         return len(self._items)
 
-    @property
-    def bytes_held(self) -> int:
-        return self._bytes
-
     def info(self) -> dict[str, int]:
         return {"entries": len(self._items), "bytes": self._bytes, "hits": self.hits, "misses": self.misses,
                 "evictions": self.evictions}

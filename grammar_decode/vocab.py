@@ -151,10 +151,6 @@ class Vocabulary:
     def fewest_tokens(self, data: bytes) -> int | None:
         """Fewest ordinary tokens whose concatenation is exactly ``data`` (None if impossible).
         Dynamic programming over positions; O(len(data) × longest token) set lookups."""
-        return self.fewest_tokens_per_suffix(data)[0]
-
-    def fewest_tokens_per_suffix(self, data: bytes) -> list[int | None]:
-        """``fewest_tokens(data[i:])`` for every ``i`` in ``0..len(data)``, in one pass."""
         tokens = self._ordinary_set()
         longest = self._longest
         n = len(data)
@@ -167,7 +163,7 @@ class Vocabulary:
                 if rest is not None and (found is None or rest + 1 < found) and data[start:stop] in tokens:
                     found = rest + 1
             best[start] = found
-        return best
+        return best[0]
 
     def prepare(self) -> "Vocabulary":
         """Build the per-vocabulary structures now (trie, string slice) instead of on the first

@@ -49,8 +49,9 @@ def test_big_counters_build_states_lazily() -> None:
     state = lexer.start([0])
     state = lexer.feed(state, b'"' + b"a" * 300)
     assert state != DEAD and len(lexer) < 400
-    assert lexer.min_bytes_to_accept(state) == 1
-    assert lexer.can_extend(state) and not lexer.can_extend(lexer.step(state, ord('"')))
+    closed = lexer.step(state, ord('"'))
+    assert not lexer.accepting[state] and lexer.accepting[closed]
+    assert lexer.step(state, ord("a")) != DEAD and all(lexer.step(closed, b) == DEAD for b in range(256))
 
 
 def test_concurrent_lexing_agrees() -> None:

@@ -138,12 +138,10 @@ class Completions:
         if lex == DEAD:
             return []
         out = lexer.first_bytes(lex)
-        matched = lexer.accepting[lex]
-        if not fresh and matched:
-            after = parse.scan(matched)
-            if after is not None and recognizer.lexer_start(after) != DEAD:
-                following = lexer.first_bytes(recognizer.lexer_start(after))
-                out = sorted(set(out) | set(following))
+        if not fresh:
+            restart = recognizer.restart(lex, parse)[1]
+            if restart != DEAD:
+                out = sorted(set(out) | set(lexer.first_bytes(restart)))
         return out
 
     def next_byte(self, state: State) -> tuple[int, State] | None:

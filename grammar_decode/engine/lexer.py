@@ -38,7 +38,6 @@ class Lexer:
         self.accepting: list[frozenset[int]] = []
         self._ids: dict[LexState, int] = {}
         self._starts: dict[frozenset[int], int] = {}
-        self._extend: dict[int, bool] = {}
         self._first: dict[int, list[int]] = {}
         self._lock = threading.Lock()
 
@@ -106,24 +105,6 @@ class Lexer:
             state = self.step(state, byte)
         return state
 
-    def can_extend(self, state: int) -> bool:
-        """Whether some byte leads from ``state`` to a live state. Cached per state."""
-        found = self._extend.get(state)
-        if found is None:
-            exprs = self.exprs
-            found = False
-            for _lexeme, e in self.pairs[state]:
-                for block in exprs.byte_classes(e):
-                    byte = (block & -block).bit_length() - 1
-                    nxt = exprs.derivative(e, byte)
-                    if nxt != NOTHING and not exprs.is_empty(nxt):
-                        found = True
-                        break
-                if found:
-                    break
-            self._extend[state] = found
-        return found
-
     def first_bytes(self, state: int) -> list[int]:
         """The bytes that may lead somewhere from ``state`` (a superset of the live ones), in
         increasing order. Cached per state."""
@@ -138,14 +119,3 @@ class Lexer:
     def live_lexemes(self, state: int) -> tuple[int, ...]:
         """The lexemes that can still match, in order."""
         return tuple(lexeme for lexeme, _ in self.pairs[state])
-
-    def min_bytes_to_accept(self, state: int) -> int:
-        """Fewest further bytes that make some lexeme match (0 when one already does)."""
-        best = None
-        for _lexeme, e in self.pairs[state]:
-            length = self.exprs.min_length(e)
-            if length is not None and (best is None or length < best):
-                best = length
-        if best is None:  # pragma: no cover - live states always have a non-empty pair
-            raise RuntimeError("a live lexer state with no match")
-        return best

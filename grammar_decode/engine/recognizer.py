@@ -47,25 +47,28 @@ class Recognizer:
     def boundary(self, parse: ParseState) -> State:
         return (self.lexer_start(parse), parse, True)
 
+    def restart(self, lex: int, parse: ParseState) -> tuple[ParseState | None, int]:
+        """Where the lexeme ends if it ends in lexer state ``lex`` (begun after ``parse``): the
+        parse once it is read and the lexer state that begins the next lexeme; ``(None, DEAD)``
+        when no lexeme matches there or the parse cannot take it."""
+        matched = self.lexer.accepting[lex]
+        after = parse.scan(matched) if matched else None
+        return (None, DEAD) if after is None else (after, self.lexer_start(after))
+
     def step(self, state: State, byte: int) -> State | None:
         """The state after ``byte``, or None when no completion can follow."""
         lex, parse, fresh = state
+        if lex == DEAD:
+            return None
         lexer = self.lexer
-        if lex != DEAD:
-            nxt = lexer.step(lex, byte)
-            if nxt != DEAD:
-                return (nxt, parse, False)
-            if fresh:
-                return None
-            matched = lexer.accepting[lex]
-            if not matched:
-                return None
-            after = parse.scan(matched)
-            if after is None:
-                return None
-            nxt = lexer.step(self.lexer_start(after), byte) if self.lexer_start(after) != DEAD else DEAD
-            return None if nxt == DEAD else (nxt, after, False)
-        return None
+        nxt = lexer.step(lex, byte)
+        if nxt != DEAD:
+            return (nxt, parse, False)
+        if fresh:  # no byte read yet: a fresh lexer state never matches (lexemes are never empty)
+            return None
+        after, restart = self.restart(lex, parse)
+        nxt = DEAD if restart == DEAD else lexer.step(restart, byte)
+        return None if nxt == DEAD else (nxt, after, False)  # type: ignore[return-value]
 
     def feed(self, state: State | None, data: Iterable[int]) -> State | None:
         for byte in data:
@@ -77,10 +80,7 @@ class Recognizer:
     def finish(self, state: State) -> ParseState | None:
         """The parse once the current lexeme ends here (the state itself when none is open)."""
         lex, parse, fresh = state
-        if fresh:
-            return parse
-        matched = self.lexer.accepting[lex]
-        return parse.scan(matched) if matched else None
+        return parse if fresh else self.restart(lex, parse)[0]
 
     def is_accepting(self, state: State) -> bool:
         """Whether the bytes read so far form a complete sentence."""

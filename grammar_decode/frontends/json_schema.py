@@ -124,7 +124,7 @@ class JsonSchemaCompiler:
         self._rules: dict[int, Symbol] = {}
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
         self._any: Symbol | None = None
-        self._filtering: set[int] = set()
+        self._filter_depth = 0  # enum/const filters compile their siblings; $ref can nest them
         self._patterns: dict[str, Symbol] = {}
 
     # -- entry ---------------------------------------------------------------------------------
@@ -461,20 +461,15 @@ class JsonSchemaCompiler:
         return out
 
     def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
-        key = id(siblings)
-        if len(self._filtering) > 8:
+        if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
-        self._filtering.add(key)
+        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False)
+        sub._filter_depth = self._filter_depth + 1
+        sub.grammar.start = sub.value(siblings, pointer)
         try:
-            sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False)
-            sub._filtering = self._filtering
-            sub.grammar.start = sub.value(siblings, pointer)
-            try:
-                recognizer = Recognizer(sub.grammar)
-            except GrammarError:  # the siblings admit nothing
-                return lambda text: False
-        finally:
-            self._filtering.discard(key)
+            recognizer = Recognizer(sub.grammar)
+        except GrammarError:  # the siblings admit nothing
+            return lambda text: False
         return recognizer.accepts
 
 
@@ -528,7 +523,4 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
                 raise SchemaError(f"the schema admits no document: {why}", where) from exc
             raise SchemaError("the schema admits no document") from exc
         raise
-    compiled.schema = document
-    compiled.whitespace = whitespace
-    compiled.max_whitespace = max_whitespace if whitespace == "flexible" else 0
     return compiled

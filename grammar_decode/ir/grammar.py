@@ -9,16 +9,14 @@ Lexemes never match the empty string: ``token(expr)`` turns a nullable expressio
 optional rule around its non-empty part. Between two lexemes the text is split by maximal munch:
 a lexeme ends where the next byte cannot extend it.
 
-Analyses (``analyze``): which symbols are productive (derive some text), which are nullable, and
-the fewest bytes each symbol can produce; all from one shortest-derivation pass
-(``shortest_derivations``), so recursion of any kind is fine.
+Analysis: ``shortest_derivations`` gives the fewest bytes each rule derives; productive and
+nullable rules follow from it (finite, zero). One pass, so recursion of any kind is fine.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from ..errors import GrammarError
@@ -30,10 +28,6 @@ Alternative = tuple[Symbol, ...]
 
 def is_lexeme(symbol: Symbol) -> bool:
     return symbol >= 0
-
-
-def rule_index(symbol: Symbol) -> int:
-    return ~symbol
 
 
 class Grammar:
@@ -104,19 +98,6 @@ class Grammar:
                 f"start={self.symbol_name(self.start) if self.start is not None else None})")
 
 
-@dataclass(frozen=True)
-class Analysis:
-    """Per-rule facts (indexed by rule) and per-lexeme fewest bytes."""
-
-    productive: tuple[bool, ...]
-    nullable: tuple[bool, ...]
-    rule_min_bytes: tuple[int | None, ...]
-    lexeme_min_bytes: tuple[int, ...]
-
-    def min_bytes(self, symbol: Symbol) -> int | None:
-        return self.lexeme_min_bytes[symbol] if is_lexeme(symbol) else self.rule_min_bytes[~symbol]
-
-
 #: The cost of what derives nothing. A float, so that real costs, however large (a minimum of
 #: 10^30 items), always compare below it.
 INFINITE = math.inf
@@ -171,19 +152,3 @@ def shortest_derivations(rules: Sequence[Sequence[Alternative]], lexeme_cost: Ca
             if remaining[index] == 0 and not final[owner[index]]:
                 heapq.heappush(heap, (partial[index], owner[index]))
     return best
-
-
-def analyze(grammar: Grammar) -> Analysis:
-    """Productive and nullable rules, and the fewest bytes every symbol derives (None where a
-    rule derives nothing). Fixed points over the rules: O(rules × passes)."""
-    exprs = grammar.exprs
-    lexeme_min = []
-    for expr in grammar.lexeme_exprs:
-        length = exprs.min_length(expr)
-        lexeme_min.append(-1 if length is None else length)
-    costs = shortest_derivations(grammar.alternatives, lambda t: None if lexeme_min[t] < 0 else lexeme_min[t])
-    best = tuple(None if c >= INFINITE else c for c in costs)
-    # nullable: derives the empty text (lexemes never match it)
-    nullable = tuple(c == 0 for c in costs)
-    productive = tuple(b is not None for b in best)
-    return Analysis(productive, nullable, best, tuple(max(m, 0) for m in lexeme_min))

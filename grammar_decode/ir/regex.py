@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 
 #: Kinds of nodes.
 NOTHING_KIND, EPSILON_KIND, BYTES_KIND, CONCAT_KIND, OR_KIND, AND_KIND, NOT_KIND, REPEAT_KIND = range(8)
@@ -493,9 +493,6 @@ class ExprSet:
     def _describe_group(self, item: int) -> str:
         text = self.describe(item)
         return text if self.kind[item] in (BYTES_KIND, OR_KIND, AND_KIND) else f"({text})"
-
-    def sequence(self, items: Sequence[int]) -> int:
-        return self.concat(*items)
 
 
 def _describe_bytes(mask: int) -> str:

@@ -17,7 +17,6 @@ handed out are read-only.
 
 from __future__ import annotations
 
-import threading
 import weakref
 
 import numpy as np
@@ -84,7 +83,6 @@ class Masker:
         self._masks: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._loops: dict[int, bool] = {}
-        self._lock = threading.Lock()
 
     def _lexeme_part(self, lex: int) -> _LexemePart:
         part = self._lexeme_parts.get(lex)

@@ -65,22 +65,18 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
     from ``parse``, and the (lexer, parse) states those nodes lead to."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
-    transitions, accepting, step = lexer.transitions, lexer.accepting, lexer.step
-    lexer_start = recognizer.lexer_start
+    transitions, step = lexer.transitions, lexer.step
     nodes: list[int] = []
     reached: set[tuple[int, ParseState]] = set()
     lex_stack = [DEAD] * (trie.max_depth + 1)
     parse_stack: list[ParseState | None] = [None] * (trie.max_depth + 1)
-    # where a lexeme ending in lexer state `lex` after `parse` leads: (parse, restarted lexer),
-    # computed once per pair for the whole walk (many boundaries share them)
+    # Recognizer.restart, once per (lexer state, parse) for the whole walk: many boundaries share one
     restarts: dict[tuple[int, ParseState], tuple[ParseState | None, int]] = {}
 
     def restart_after(lex: int, current: ParseState) -> tuple[ParseState | None, int]:
         found = restarts.get((lex, current))
         if found is None:
-            matched = accepting[lex]
-            scanned = current.scan(matched) if matched else None
-            found = restarts[(lex, current)] = (scanned, DEAD if scanned is None else lexer_start(scanned))
+            found = restarts[(lex, current)] = recognizer.restart(lex, current)
         return found
 
     for top, before in boundaries:

@@ -31,7 +31,7 @@ def is_lexeme(symbol: Symbol) -> bool:
 
 
 class Grammar:
-    """A mutable grammar under construction; ``analyze`` and the engine read it."""
+    """A mutable grammar under construction; the engine reads it."""
 
     def __init__(self, exprs: ExprSet | None = None) -> None:
         self.exprs = exprs if exprs is not None else ExprSet()

@@ -19,7 +19,8 @@ from .vocab import Vocabulary
 LogitsFn = Callable[[Sequence[int]], np.ndarray]
 
 #: stop reasons
-EOS, COMPLETE, MAX_TOKENS, MASK_VIOLATION = "eos", "complete", "max_tokens", "mask_violation"
+EOS, COMPLETE, MAX_TOKENS, MASK_VIOLATION, NO_LEGAL_TOKEN = (
+    "eos", "complete", "max_tokens", "mask_violation", "no_legal_token")
 
 
 @dataclass
@@ -29,7 +30,9 @@ class GenerationResult:
     ``stop_reason``: ``eos`` (the model chose EOS on a complete document), ``complete`` (the
     document is complete and no token but EOS may follow), ``max_tokens`` (budget exhausted: the
     text is a valid prefix, not a document) or ``mask_violation`` (the sampler picked a token the
-    matcher refused — a bug in this package, never expected). ``text`` is ``data`` decoded as
+    matcher refused) or ``no_legal_token`` (the text is incomplete and the mask allows nothing); the
+last two are bugs in this package, or a vocabulary unable to spell what the grammar requires, and
+never expected with the vocabularies it ships tests for. ``text`` is ``data`` decoded as
     UTF-8 (with replacement characters only for a truncated ``max_tokens`` prefix).
     ``mask_seconds`` counts computing and applying masks; ``total_seconds`` includes the logits;
     ``prompt_seconds`` is the first ``logits_fn`` call (which processes the prompt).
@@ -111,6 +114,9 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         masks += 1
         if matcher.is_accepting() and not _any_but(mask, eos):
             stop = COMPLETE
+            break
+        if not mask.any():
+            stop = NO_LEGAL_TOKEN
             break
         t0 = time.perf_counter()
         logits = np.asarray(logits_fn(ids))

@@ -8,14 +8,15 @@ hand. Pairs whose expression has an empty language are dropped on creation, and 
 no pair returns ``DEAD``, so every live state can still reach an accepting one: "the step
 succeeded" means "some lexeme can still match".
 
-Costs: a transition is computed once per (state, byte) (derivatives of the live pairs) and then
-served from a per-state dict; the DFA holds only the states that input actually reached, so a
+Costs: a state's row of 256 transitions is computed at once, one derivative of each live pair per
+byte class, and then served from a per-state list (``rows[state][byte]``); the DFA holds only the states that input actually reached, so a
 bounded repetition such as ``[a-z]{0,100000}`` costs one state per count reached, never 100,000
 up front. Thread-safe: state creation takes a lock; reads do not.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Iterable, Sequence
 
@@ -26,6 +27,23 @@ DEAD = -1
 LexState = tuple[tuple[int, int], ...]
 
 
+@functools.lru_cache(maxsize=4096)
+def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
+    """The coarsest partition of the bytes along ``splits``: a representative byte per class and
+    the class of every byte. Memoised process-wide (few distinct split sets recur)."""
+    blocks = ExprSet.partition(splits)
+    class_of = [0] * 256
+    for index, block in enumerate(blocks):
+        for byte in _bits(block):
+            class_of[byte] = index
+    return [(b & -b).bit_length() - 1 for b in blocks], class_of
+
+
+def _bits(mask: int) -> list[int]:
+    text = bin(mask)[:1:-1]  # least significant bit first
+    return [i for i, c in enumerate(text) if c == "1"]
+
+
 class Lexer:
     """The lazily built DFA for the lexemes ``lexemes`` (expression ids in ``exprs``); lexeme
     ``i`` is ``lexemes[i]``."""
@@ -34,11 +52,15 @@ class Lexer:
         self.exprs = exprs
         self.lexemes = tuple(lexemes)
         self.pairs: list[LexState] = []
-        self.transitions: list[dict[int, int]] = []
+        #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``)
+        self.rows: list[list[int] | None] = []
         self.accepting: list[frozenset[int]] = []
         self._ids: dict[LexState, int] = {}
         self._starts: dict[frozenset[int], int] = {}
         self._first: dict[int, list[int]] = {}
+        self._closed: dict[int, bool] = {}
+        # byte classes per tuple of live expressions: (a representative per class, class per byte)
+        self._class_maps: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -58,7 +80,7 @@ class Lexer:
                 return found
             state = len(self.pairs)
             self.accepting.append(frozenset(lexeme for lexeme, e in live if exprs.nullable[e]))
-            self.transitions.append({})
+            self.rows.append(None)
             self.pairs.append(live)
             self._ids[live] = state  # published last: readers only see complete states
             return state
@@ -73,30 +95,38 @@ class Lexer:
         return found
 
     def step(self, state: int, byte: int) -> int:
-        """The state after ``byte``, or ``DEAD``. A dict lookup once the state's row exists."""
-        row = self.transitions[state]
-        found = row.get(byte)
-        if found is None:
-            self._fill_row(state)
-            found = row[byte]
-        return found
+        """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
+        row = self.rows[state]
+        if row is None:
+            row = self.row(state)
+        return row[byte]
 
-    def _fill_row(self, state: int) -> None:
-        """All 256 transitions of ``state`` at once: one derivative per byte class (bytes no
-        leaf of any live expression tells apart), not per byte. ~10-20 classes for JSON lexemes."""
+    def row(self, state: int) -> list[int]:
+        """All 256 transitions of ``state``, built on first use: one derivative per byte class
+        (bytes no leaf of any live expression tells apart), not per byte; ~10-20 classes for JSON
+        lexemes. A pair whose expression cannot start with the class is skipped (its derivative
+        is empty)."""
+        row = self.rows[state]
+        if row is not None:
+            return row
         exprs = self.exprs
         pairs = self.pairs[state]
-        row = self.transitions[state]
-        splits: set[int] = set()
-        for _lexeme, e in pairs:
-            splits.update(exprs.byte_classes(e))
-        for block in exprs.partition(splits):
-            representative = (block & -block).bit_length() - 1
-            target = self._intern([(lexeme, exprs.derivative(e, representative)) for lexeme, e in pairs])
-            while block:
-                low = block & -block
-                row[low.bit_length() - 1] = target
-                block ^= low
+        key = tuple(e for _lexeme, e in pairs)
+        class_map = self._class_maps.get(key)
+        if class_map is None:
+            splits: set[int] = set()
+            for e in key:
+                splits.update(exprs.byte_classes(e))
+            class_map = self._class_maps[key] = _class_map(frozenset(splits))
+        representatives, class_of = class_map
+        firsts = [exprs.first_bytes(e) for e in key]
+        targets = []
+        for byte in representatives:
+            targets.append(self._intern([(lexeme, exprs.derivative(e, byte))
+                                         for (lexeme, e), first in zip(pairs, firsts) if (first >> byte) & 1]))
+        row = [targets[c] for c in class_of]
+        self.rows[state] = row  # published whole: concurrent readers see None or the full row
+        return row
 
     def feed(self, state: int, data: bytes) -> int:
         for byte in data:
@@ -114,6 +144,15 @@ class Lexer:
             for _lexeme, e in self.pairs[state]:
                 mask |= self.exprs.first_bytes(e)
             found = self._first[state] = [b for b in range(256) if (mask >> b) & 1]
+        return found
+
+    def is_closed(self, state: int) -> bool:
+        """Whether no byte can extend the lexeme in ``state`` (it then ends there, whatever
+        follows; such a state is accepting, as no live state is a dead end). Exact where no
+        complement is involved, else a conservative False. Cached per state."""
+        found = self._closed.get(state)
+        if found is None:
+            found = self._closed[state] = not self.first_bytes(state)
         return found
 
     def live_lexemes(self, state: int) -> tuple[int, ...]:

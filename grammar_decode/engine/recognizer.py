@@ -6,6 +6,12 @@ A byte either extends the current lexeme (the lexer steps) or, when the lexer ca
 ends the lexeme there (maximal munch) and starts the next one: the parse scans the lexemes that
 matched, and the byte is offered to the lexer started on what that parse expects next.
 
+A lexeme that nothing can extend (a lexer state with no outgoing byte: ``{``, ``,``, a closed
+string) ends at once: the step returns the fresh state after it rather than the closed lexer
+state. Both describe the same futures; the fresh form is shared by every lexeme and parse that
+leads to the same expectation, so its mask comes from the per-lexer-state cache instead of a
+boundary walk per parse.
+
 Viable means completable: a state ``step`` returns always has some completion that the
 recognizer accepts, because the lexer has no dead states, every lexeme it starts is one the parse
 expects, and the rewritten grammar has only productive symbols. (Maximal munch is the one caveat,
@@ -62,13 +68,17 @@ class Recognizer:
             return None
         lexer = self.lexer
         nxt = lexer.step(lex, byte)
-        if nxt != DEAD:
-            return (nxt, parse, False)
-        if fresh:  # no byte read yet: a fresh lexer state never matches (lexemes are never empty)
-            return None
-        after, restart = self.restart(lex, parse)
-        nxt = DEAD if restart == DEAD else lexer.step(restart, byte)
-        return None if nxt == DEAD else (nxt, after, False)  # type: ignore[return-value]
+        if nxt == DEAD:
+            if fresh:  # no byte read yet: a fresh lexer state never matches (lexemes are never empty)
+                return None
+            parse, restart = self.restart(lex, parse)  # type: ignore[assignment]
+            nxt = DEAD if restart == DEAD else lexer.step(restart, byte)
+            if nxt == DEAD:
+                return None
+        if lexer.is_closed(nxt):
+            after = parse.scan(lexer.accepting[nxt])
+            return None if after is None else (self.lexer_start(after), after, True)
+        return (nxt, parse, False)
 
     def feed(self, state: State | None, data: Iterable[int]) -> State | None:
         for byte in data:

@@ -1,4 +1,4 @@
-"""A thread-safe LRU cache bounded by the bytes its values hold."""
+"""A thread-safe recency cache bounded by the bytes its values hold."""
 
 from __future__ import annotations
 
@@ -8,56 +8,74 @@ from typing import Generic, Hashable, TypeVar
 
 V = TypeVar("V")
 
+#: An entry is ``[value, declared size, hits since it last came up for eviction]``; a hot path may
+#: read ``entries`` directly: ``entry = cache.entries.get(key)``, then ``entry[HITS] += 1`` and
+#: ``entry[VALUE]`` (what ``get`` does, without its call).
+VALUE, SIZE, HITS = 0, 1, 2
+
 
 class ByteBoundedLRU(Generic[V]):
-    """Least-recently-used eviction once the values' declared sizes pass ``max_bytes``. A value
-    larger than the whole budget is not cached at all. O(1) per operation; thread-safe (writes
-    take a lock, reads do not need one)."""
+    """Evicts once the values' declared sizes pass ``max_bytes``, least recently used first
+    (approximately: the *second-chance* policy). A value larger than the whole budget is not
+    cached at all. Thread-safe: writes take a lock, reads do not need one.
+
+    Why second chance rather than a strict LRU: a hit only counts itself on its entry (one store
+    into an object the lookup already touched) instead of relinking the entry, which keeps the
+    hit path of the mask cache at one dict lookup. Eviction walks from the oldest insertion: an
+    entry hit since it was inserted (or last passed over) is moved to the back with its count
+    folded into the total, the first one not hit goes. Each entry is passed over at most once
+    per hit, so eviction is O(1) amortised.
+    """
 
     def __init__(self, max_bytes: int) -> None:
         if max_bytes < 0:
             raise ValueError("max_bytes must be >= 0")
         self.max_bytes = max_bytes
-        self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self.entries: OrderedDict[Hashable, list] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.hits = 0
+        self._folded_hits = 0
         self.misses = 0
         self.evictions = 0
 
     def get(self, key: Hashable, default: object = None) -> V | None:
-        # No lock on reads: each OrderedDict call is atomic under the GIL, and a key evicted
-        # between the lookup and the move is simply not moved. (The counters may miss a beat
-        # under contention; they are statistics.)
-        items = self._items
-        found = items.get(key)
-        if found is None:
+        # No lock: one dict lookup and one list store are each atomic under the GIL. (The
+        # counters may miss a beat under contention; they are statistics.)
+        entry = self.entries.get(key)
+        if entry is None:
             self.misses += 1
             return default  # type: ignore[return-value]
-        try:
-            items.move_to_end(key)
-        except KeyError:
-            pass
-        self.hits += 1
-        return found[0]
+        entry[HITS] += 1
+        return entry[VALUE]
 
     def put(self, key: Hashable, value: V, size: int) -> None:
         if size > self.max_bytes:
             return
         with self._lock:
-            old = self._items.pop(key, None)
+            items = self.entries
+            old = items.pop(key, None)
             if old is not None:
-                self._bytes -= old[1]
-            self._items[key] = (value, size)
+                self._bytes -= old[SIZE]
+                self._folded_hits += old[HITS]
+            items[key] = [value, size, 0]
             self._bytes += size
             while self._bytes > self.max_bytes:
-                _, (_, dropped) = self._items.popitem(last=False)
-                self._bytes -= dropped
+                oldest, entry = items.popitem(last=False)
+                if oldest == key or entry[HITS]:
+                    self._folded_hits += entry[HITS]
+                    entry[HITS] = 0
+                    items[oldest] = entry  # a second chance (never evict what was just put), at the back
+                    continue
+                self._bytes -= entry[SIZE]
                 self.evictions += 1
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.entries)
+
+    @property
+    def hits(self) -> int:
+        return self._folded_hits + sum(entry[HITS] for entry in list(self.entries.values()))
 
     def info(self) -> dict[str, int]:
-        return {"entries": len(self._items), "bytes": self._bytes, "hits": self.hits, "misses": self.misses,
+        return {"entries": len(self.entries), "bytes": self._bytes, "hits": self.hits, "misses": self.misses,
                 "evictions": self.evictions}

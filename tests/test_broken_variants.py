@@ -112,10 +112,10 @@ def cache_key_missing_a_field(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def mask(self: masker_module.Masker, state):  # type: ignore[no-untyped-def]
         key = ("lexer only", state[0])
-        found = self._masks.get(key)
+        found = self.mask_cache.get(key)
         if found is None:
             found = original(self, state)
-            self._masks.put(key, found, found.nbytes)
+            self.mask_cache.put(key, found, found.nbytes)
         return found
 
     monkeypatch.setattr(masker_module.Masker, "mask", mask)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import GrammarError, TokenRejected, VocabularyError
 from ..ir.grammar import Grammar
+from ..lru import HITS, VALUE
 from ..masking.bitmask import bitmask_words
 from ..masking.masker import DEFAULT_CACHE_BYTES, UNREACHABLE, Masker
 from ..vocab import Vocabulary
@@ -98,6 +99,7 @@ class Matcher:
         self.grammar = grammar
         self.vocab = vocab  # a strong reference: the shared masker holds only a proxy
         self._masker = grammar.masker(vocab)
+        self._mask_entries = self._masker.mask_cache.entries
         self._recognizer = grammar.recognizer
         self._states: list[State] = [self._recognizer.initial]
         self._eos = frozenset(vocab.eos_token_ids)
@@ -138,7 +140,13 @@ class Matcher:
         is complete. Read-only."""
         if self.terminated:
             return np.zeros(len(self.vocab), dtype=bool)
-        return self._masker.mask(self._states[-1])
+        state = self._states[-1]
+        # the cache hit inlined (``Masker.mask`` does the same): this is the per-token hot path
+        entry = self._mask_entries.get(state)
+        if entry is not None:
+            entry[HITS] += 1
+            return entry[VALUE]
+        return self._masker.mask(state)
 
     def budget_mask(self, remaining_tokens: int) -> np.ndarray:
         """``mask()`` narrowed so that the text can still end within ``remaining_tokens`` tokens

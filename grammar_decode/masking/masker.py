@@ -28,7 +28,7 @@ from ..engine.recognizer import Recognizer, State
 from ..trie import TokenTrie
 from ..vocab import Vocabulary
 from .bitmask import pack_mask
-from ..lru import ByteBoundedLRU
+from ..lru import HITS, VALUE, ByteBoundedLRU
 from .slices import loops_on_plain_text
 from .walk import Boundary, boundary_walk, lexeme_walk
 
@@ -80,7 +80,9 @@ class Masker:
         self.completions = completions if completions is not None else Completions(recognizer)
         # fewest tokens <= fewest bytes holds when every byte value is an ordinary token
         self._bytes_bound_tokens = not vocab.missing_single_bytes()
-        self._masks: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
+        #: whole masks per state; the hit path reads ``mask_cache.entries`` directly (see lru.py)
+        self.mask_cache: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
+        self._mask_entries = self.mask_cache.entries
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._loops: dict[int, bool] = {}
 
@@ -116,9 +118,11 @@ class Masker:
     def mask(self, state: State) -> np.ndarray:
         """Bool mask over the vocabulary: token t allowed iff ``state`` + bytes(t) is viable; EOS
         iff the text is a complete sentence. Read-only."""
-        found = self._masks.get(state)
-        if found is not None:
-            return found
+        entry = self._mask_entries.get(state)
+        if entry is not None:
+            entry[HITS] += 1
+            return entry[VALUE]
+        self.mask_cache.misses += 1
         lex, parse, _fresh = state
         if lex == DEAD:
             mask = np.zeros(self.size, dtype=bool)
@@ -130,7 +134,7 @@ class Masker:
         if len(self.eos_ids) and self.recognizer.is_accepting(state):
             mask[self.eos_ids] = True
         mask.flags.writeable = False
-        self._masks.put(state, mask, mask.nbytes)
+        self.mask_cache.put(state, mask, mask.nbytes)
         return mask
 
     def packed(self, state: State) -> np.ndarray:
@@ -145,7 +149,7 @@ class Masker:
     def cache_info(self) -> dict[str, dict[str, int]]:
         """Entries, bytes held, hits and misses of each cache."""
         return {"lexeme_parts": self._lexeme_parts.info(), "boundary_parts": self._boundary_parts.info(),
-                "masks": self._masks.info(), "packed": self._packed.info(), "finish": self._finish.info(),
+                "masks": self.mask_cache.info(), "packed": self._packed.info(), "finish": self._finish.info(),
                 "successor_bytes": self._successor_bytes.info()}
 
     # -- the closing budget --------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, KeysView, Sequence
 
 import numpy as np
 
@@ -47,11 +47,14 @@ class Vocabulary:
 
     def __init__(self, tokens: Sequence[bytes], eos_token_ids: Iterable[int] = (),
                  special_token_ids: Iterable[int] = ()) -> None:
-        self._tokens: list[bytes] = []
+        checked: list[bytes] = []
         for index, token in enumerate(tokens):
             if not isinstance(token, (bytes, bytearray, memoryview)):
                 raise VocabularyError(f"token {index} is a {type(token).__name__}, not bytes")
-            self._tokens.append(bytes(token))
+            checked.append(bytes(token))
+        # a tuple of bytes: immutable, and untracked by the garbage collector once it has looked
+        # at it (a list of 262,144 tokens would be traversed by every full collection)
+        self._tokens: tuple[bytes, ...] = tuple(checked)
         n = len(self._tokens)
         if n == 0:
             raise VocabularyError("a vocabulary needs at least one token")
@@ -62,11 +65,10 @@ class Vocabulary:
                 raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
         self._trie: TokenTrie | None = None
         self._string_slice: StringSlice | None = None
-        self._ordinary: frozenset[bytes] | None = None
         self._longest = 0
         self._missing_bytes: list[int] | None = None
         self._ordinary_mask: np.ndarray | None = None
-        self._ids_by_bytes: dict[bytes, list[int]] | None = None
+        self._ids_by_bytes: dict[bytes, tuple[int, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -90,8 +92,8 @@ class Vocabulary:
         return self._tokens[token_id]
 
     @property
-    def tokens(self) -> list[bytes]:
-        """All token byte strings, indexed by id (a read-only view by convention; do not mutate)."""
+    def tokens(self) -> tuple[bytes, ...]:
+        """All token byte strings, indexed by id."""
         return self._tokens
 
     def decode(self, token_ids: Iterable[int]) -> bytes:
@@ -115,43 +117,38 @@ class Vocabulary:
         """Byte values that no ordinary token spells on its own. When empty, any byte string can
         be written one byte per token, so "fewest tokens" ≤ "fewest bytes". Cached."""
         if self._missing_bytes is None:
-            present = {t[0] for t in self._ordinary_set() if len(t) == 1}
+            present = {t[0] for t in self.ids_by_bytes() if len(t) == 1}
             self._missing_bytes = [b for b in range(256) if b not in present]
         return list(self._missing_bytes)
 
-    def _ordinary_set(self) -> frozenset[bytes]:
-        if self._ordinary is None:
-            ordinary = self.ordinary_mask()
-            tokens = frozenset(t for i, t in enumerate(self._tokens) if ordinary[i])
-            # _longest first: a thread that sees _ordinary set must also see its _longest
-            self._longest = max((len(t) for t in tokens), default=0)
-            self._ordinary = tokens
-        return self._ordinary
-
-    def ordinary_tokens(self) -> frozenset[bytes]:
-        """The byte strings of the ordinary tokens. Cached."""
-        return self._ordinary_set()
+    def ordinary_tokens(self) -> KeysView[bytes]:
+        """The byte strings of the ordinary tokens (a set-like view). Cached."""
+        return self.ids_by_bytes().keys()
 
     def longest_token(self) -> int:
         """Bytes in the longest ordinary token. Cached."""
-        self._ordinary_set()
+        self.ids_by_bytes()
         return self._longest
 
-    def ids_by_bytes(self) -> dict[bytes, list[int]]:
+    def ids_by_bytes(self) -> dict[bytes, tuple[int, ...]]:
         """Ordinary token ids by their bytes (several ids may spell the same bytes). O(V) once,
         then cached; do not modify."""
         found = self._ids_by_bytes
         if found is None:
-            found = {}
+            lists: dict[bytes, list[int]] = {}
             for token_id in np.flatnonzero(self.ordinary_mask()).tolist():
-                found.setdefault(self._tokens[token_id], []).append(token_id)
+                lists.setdefault(self._tokens[token_id], []).append(token_id)
+            # tuples of ints: the collector stops tracking them (see ``_tokens``)
+            found = {data: tuple(ids) for data, ids in lists.items()}
+            # _longest first: a thread that sees _ids_by_bytes set must also see its _longest
+            self._longest = max(map(len, found), default=0)
             self._ids_by_bytes = found
         return found
 
     def fewest_tokens(self, data: bytes) -> int | None:
         """Fewest ordinary tokens whose concatenation is exactly ``data`` (None if impossible).
-        Dynamic programming over positions; O(len(data) × longest token) set lookups."""
-        tokens = self._ordinary_set()
+        Dynamic programming over positions; O(len(data) × longest token) dict lookups."""
+        tokens = self.ids_by_bytes()
         longest = self._longest
         n = len(data)
         best: list[int | None] = [None] * (n + 1)

@@ -248,7 +248,7 @@ def test_byte_level_added_tokens_outside_the_table_stay_text() -> None:
     tk.add_tokens([AddedToken("hé llo\n", normalized=False)])  # has chars outside the table
     tk.add_special_tokens(["<|end|>"])
     vocab = gd.Vocabulary.from_hf(tk, eos_token_ids=[5])
-    assert vocab.tokens == [b"a", b" a", b"\n", "é".encode(), "hé llo\n".encode(), b"<|end|>"]
+    assert list(vocab.tokens) == [b"a", b" a", b"\n", "é".encode(), "hé llo\n".encode(), b"<|end|>"]
     assert vocab.special_token_ids == (5,) and vocab.eos_token_ids == (5,)
     for i in range(5):
         assert tk.decode([i]) == vocab.token_bytes(i).decode("utf-8")
@@ -261,7 +261,7 @@ def test_sentencepiece_decoders_replace_fallback_metaspace_and_strip() -> None:
     chain = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
                                decoders.Strip(" ", 1, 0)])
     vocab = gd.Vocabulary.from_hf(_bpe(pieces, chain))
-    assert vocab.tokens == [b"<unk>", b" a", b"b ", b"A", b"\xe2", b"\x82", b"\xac", b"<0xZZ>"]
+    assert list(vocab.tokens) == [b"<unk>", b" a", b"b ", b"A", b"\xe2", b"\x82", b"\xac", b"<0xZZ>"]
     assert vocab.special_token_ids == (0,), "the model's unknown token is special"
     assert _bpe(pieces, chain).decode([1, 2, 4, 5, 6]) == "ab €"  # Strip after Fuse: sequence level
     meta = gd.Vocabulary.from_hf(_bpe(pieces, decoders.Metaspace()))
@@ -276,7 +276,7 @@ def test_gaps_are_special_and_unsupported_tokenizers_raise() -> None:
     from tokenizers import Tokenizer, decoders, models
 
     gappy = gd.Vocabulary.from_hf(_bpe({"a": 0, "b": 2}, decoders.ByteLevel()))
-    assert gappy.tokens == [b"a", b"", b"b"] and gappy.special_token_ids == (1,)
+    assert list(gappy.tokens) == [b"a", b"", b"b"] and gappy.special_token_ids == (1,)
     wordpiece = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"))
     wordpiece.decoder = decoders.WordPiece()
     with pytest.raises(gd.VocabularyError, match="WordPiece"):

@@ -108,8 +108,8 @@ def test_trie_layout_is_depth_first_with_subtree_ends() -> None:
     vocab = gd.Vocabulary([b"ab", b"a", b"b", b"abc", b"ab"])
     trie = vocab.trie
     # root, a, b(ab), c(abc), b
-    assert trie.byte == [0, ord("a"), ord("b"), ord("c"), ord("b")]
-    assert trie.depth == [0, 1, 2, 3, 1]
+    assert trie.byte == (0, ord("a"), ord("b"), ord("c"), ord("b"))
+    assert trie.depth == (0, 1, 2, 3, 1)
     assert trie.end[1] == 4 and trie.end[2] == 4 and trie.end[4] == 5
     assert trie.token_node.tolist() == [2, 1, 4, 3, 2]
     assert np.array_equal(trie.token_node[[0, 4]], [2, 2]), "identical tokens share one node"

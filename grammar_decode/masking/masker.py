@@ -259,7 +259,7 @@ class Masker:
             current = link[1]
             ids = ids_by_bytes.get(bytes(prefix))
             if ids is not None and self.finish_tokens(current) <= budget:
-                narrowed[ids] = True
+                narrowed[list(ids)] = True
         narrowed &= mask
         if len(self.eos_ids) and self.recognizer.is_accepting(state):
             narrowed[self.eos_ids] = True

@@ -65,7 +65,7 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
     from ``parse``, and the (lexer, parse) states those nodes lead to."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
-    rows, build_row, step = lexer.rows, lexer.row, lexer.step
+    rows, build_row, step, accepting = lexer.rows, lexer.row, lexer.step, lexer.accepting
     nodes: list[int] = []
     reached: set[tuple[int, ParseState]] = set()
     lex_stack = [DEAD] * (trie.max_depth + 1)
@@ -73,14 +73,11 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
     # Recognizer.restart, once per (lexer state, parse) for the whole walk: many boundaries share one
     restarts: dict[tuple[int, ParseState], tuple[ParseState | None, int]] = {}
 
-    def restart_after(lex: int, current: ParseState) -> tuple[ParseState | None, int]:
-        found = restarts.get((lex, current))
-        if found is None:
-            found = restarts[(lex, current)] = recognizer.restart(lex, current)
-        return found
-
     for top, before in boundaries:
-        after, fresh = restart_after(before, parse)
+        found = restarts.get((before, parse))
+        if found is None:
+            found = restarts[(before, parse)] = recognizer.restart(before, parse)
+        after, fresh = found
         if fresh == DEAD:
             continue
         base = depth_at[top] - 1
@@ -98,9 +95,15 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
                 row = build_row(lex)
             nxt = row[b]
             if nxt == DEAD:
-                # another boundary inside the token (a fresh lexer state never matches: lexemes
-                # are never empty)
-                scanned, restart = restart_after(lex, current)  # type: ignore[arg-type]
+                # another boundary inside the token, where a lexeme matches (a fresh lexer state
+                # never does: lexemes are never empty)
+                if not accepting[lex]:
+                    i = end_at[i]
+                    continue
+                found = restarts.get((lex, current))  # type: ignore[arg-type]
+                if found is None:
+                    found = restarts[(lex, current)] = recognizer.restart(lex, current)  # type: ignore[arg-type]
+                scanned, restart = found
                 nxt = step(restart, b) if restart != DEAD else DEAD
                 if nxt == DEAD:
                     i = end_at[i]

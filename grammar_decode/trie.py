@@ -97,7 +97,27 @@ class StringSlice:
     nodes); on Gemma 3, 254,292 of 262,144 (2,288 nodes).
     """
 
-    def __init__(self, tokens: list[bytes], ordinary: np.ndarray) -> None:
+    def __init__(self, tokens: "tuple[bytes, ...] | list[bytes]", ordinary: np.ndarray) -> None:
         plain = np.array([bool(t) and _PLAIN_STRING.fullmatch(t) is not None for t in tokens], dtype=bool)
         self.plain = plain & ordinary
+        self.plain.flags.writeable = False
         self.rest = TokenTrie(tokens, ordinary & ~self.plain)
+        #: characters (code points) of each plain token; 0 elsewhere
+        chars = np.zeros(len(tokens), dtype=np.int32)
+        for token_id in np.flatnonzero(self.plain).tolist():
+            chars[token_id] = len(tokens[token_id].decode("utf-8"))
+        chars.flags.writeable = False
+        self.chars = chars
+        self.longest = int(chars.max(initial=0))
+        self._up_to: dict[int, np.ndarray] = {}
+
+    def up_to(self, count: int) -> np.ndarray:
+        """The plain tokens of at most ``count`` characters (read-only; cached per count). O(V)
+        the first time."""
+        count = min(count, self.longest)
+        found = self._up_to.get(count)
+        if found is None:
+            found = self.plain & (self.chars <= count) if count < self.longest else self.plain
+            found.flags.writeable = False
+            self._up_to[count] = found
+        return found

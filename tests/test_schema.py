@@ -11,11 +11,11 @@ import grammar_decode as gd
 UNSUPPORTED = [
     ({"type": "string", "pattern": "a(?=b)"}, "pattern", ""),
     ({"type": "string", "pattern": "\\p{Letter}"}, "pattern", ""),
-    ({"type": "string", "minLength": 2}, "minLength", ""),
     ({"type": "string", "format": "date"}, "format", ""),
-    ({"type": "integer", "minimum": 0}, "minimum", ""),
-    ({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}, "required": ["a"]},
-     "maxLength", "/properties/a"),
+    ({"type": "number", "minimum": 0}, "minimum", ""),
+    ({"type": "object", "properties": {"a": {"type": "number", "exclusiveMaximum": 3}}, "required": ["a"]},
+     "exclusiveMaximum", "/properties/a"),
+    ({"type": "integer", "multipleOf": 3}, "multipleOf", ""),
     ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "https://x.org/s"}}}}, "$ref",
      "/items/properties/x~1y"),
     ({"$ref": "#/$defs/a", "type": "string", "$defs": {"a": {"type": "string"}}}, "$ref", ""),
@@ -71,6 +71,13 @@ INVALID = [
     ({"$ref": "#/nowhere"}, "/$ref"),
     (False, ""),
     ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": False}, ""),
+    ({"type": "string", "minLength": 3, "maxLength": 2}, ""),
+    ({"type": "string", "maxLength": -1}, ""),
+    ({"type": "string", "maxLength": 1.5}, ""),
+    ({"type": "integer", "minimum": 3, "maximum": 2}, ""),
+    ({"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 3}, ""),
+    ({"type": "integer", "minimum": "0"}, ""),
+    ({"type": "integer", "maximum": True}, ""),
 ]
 
 

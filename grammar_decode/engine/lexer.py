@@ -114,10 +114,8 @@ class Lexer:
         key = tuple(e for _lexeme, e in pairs)
         class_map = self._class_maps.get(key)
         if class_map is None:
-            splits: set[int] = set()
-            for e in key:
-                splits.update(exprs.byte_classes(e))
-            class_map = self._class_maps[key] = _class_map(frozenset(splits))
+            splits = frozenset().union(*(exprs.split_sets(e) for e in key))
+            class_map = self._class_maps[key] = _class_map(splits)
         representatives, class_of = class_map
         firsts = [exprs.first_bytes(e) for e in key]
         targets = []

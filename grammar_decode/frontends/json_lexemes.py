@@ -31,6 +31,7 @@ class JsonLexemes:
         explicitly, which are written as they are)."""
         self.grammar = grammar
         self.max_whitespace = max_whitespace
+        self.capped = capped
         exprs = grammar.exprs
         self.open_brace = self.literal(b"{")
         self.close_brace = self.literal(b"}")

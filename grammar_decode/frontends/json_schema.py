@@ -39,8 +39,11 @@ from urllib.parse import unquote
 from ..errors import GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ..engine.compiled import CompiledGrammar
 from ..engine.recognizer import Recognizer
+from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
-from .json_lexemes import JsonLexemes, json_string_chars
+from ..ir.regex import NOTHING
+from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
+from .json_numbers import BOUND_KEYWORDS, bounds, has_bounds, integer_range
 from .regex import translate
 
 #: Keywords that annotate but constrain nothing; accepted anywhere.
@@ -52,10 +55,15 @@ TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "array": frozenset({"items", "minItems", "maxItems"}),
-    "string": frozenset({"pattern"}),
+    "string": frozenset({"pattern", "minLength", "maxLength"}),
+    "integer": frozenset(BOUND_KEYWORDS),
+    "number": frozenset(BOUND_KEYWORDS),
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "$ref"}
+
+#: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
+_CODE_POINTS = utf8.complement([utf8.SURROGATES])
 
 #: Largest item bound compiled with one rule per count; larger bounds take O(log bound) rules.
 MAX_LINEAR_ITEMS = 64
@@ -125,7 +133,8 @@ class JsonSchemaCompiler:
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
         self._any: Symbol | None = None
         self._filter_depth = 0  # enum/const filters compile their siblings; $ref can nest them
-        self._patterns: dict[str, Symbol] = {}
+        # bounded lexemes by what bounds them: strings (pattern, minLength, maxLength), integers
+        self._strings: dict[tuple[Any, ...], Symbol] = {}
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -186,12 +195,16 @@ class JsonSchemaCompiler:
         if type_name == "array":
             return self._array(schema, pointer)
         if type_name == "string":
-            if "pattern" in schema:
-                return [(self._pattern_string(schema["pattern"], pointer),)]
-            return [(lex.string,)]
+            string = self._string(schema, pointer)
+            return [] if string is None else [(string,)]
         if type_name == "integer":
-            return [(lex.integer,)]
+            integer = self._integer(schema, pointer)
+            return [] if integer is None else [(integer,)]
         if type_name == "number":
+            if has_bounds(schema):
+                keyword = next(k for k in BOUND_KEYWORDS if k in schema and not isinstance(schema[k], bool))
+                raise UnsupportedSchemaError(keyword, pointer, "bounds on numbers that may have a fraction or an "
+                                                               "exponent (bounds on 'type': 'integer' are supported)")
             return [(lex.number,)]
         if type_name == "boolean":
             return [(lex.literal(b"true"),), (lex.literal(b"false"),)]
@@ -213,6 +226,9 @@ class JsonSchemaCompiler:
         self._types(schema, pointer)
         _non_negative_int(schema, "minItems", pointer)
         _non_negative_int(schema, "maxItems", pointer)
+        _non_negative_int(schema, "minLength", pointer)
+        bounds(schema, pointer)
+        _non_negative_int(schema, "maxLength", pointer)
         if "enum" in schema and not isinstance(schema["enum"], list):
             raise SchemaError("'enum' must be an array", pointer_join(pointer, "enum"))
         self._required(schema, pointer)
@@ -269,25 +285,63 @@ class JsonSchemaCompiler:
                 raise SchemaError(f"'$ref' {ref!r} points at nothing", where)
         return target
 
-    def _pattern_string(self, pattern: str, pointer: str) -> Symbol:
-        """A JSON string whose decoded text ``pattern`` matches with search semantics, whatever
-        escapes spell it. The text must match under both Python's ``re`` (what the ``jsonschema``
-        validator uses) and ECMA-262 (what the specification says): see ``translate``."""
-        found = self._patterns.get(pattern)
+    def _string(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
+        """The string lexeme for ``pattern``, ``minLength`` and ``maxLength`` together (None when no
+        string passes the lengths)."""
+        pattern = schema.get("pattern")
+        low = _non_negative_int(schema, "minLength", pointer) or 0
+        high = _non_negative_int(schema, "maxLength", pointer)
+        if high is not None and high < low:
+            self.empty_reasons.append((pointer, f"minLength {low} > maxLength {high}"))
+            return None
+        if pattern is None and low == 0 and high is None:
+            return self.lex.string
+        key = (pattern, low, high)
+        found = self._strings.get(key)
         if found is not None:
             return found
         exprs = self.grammar.exprs
+        body = NOTHING
+        if pattern is not None:
+            body = self._pattern_body(pattern, pointer)
+        if low or high is not None:
+            # lengths count code points of the decoded text: one JSON-encoded character each
+            counted = exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high)
+            body = counted if pattern is None else exprs.both(body, counted)
+        quote = exprs.literal(b'"')
+        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "minLength", "maxLength"), key) if v is not None)
+        found = self._strings[key] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"string {name}")
+        return found
+
+    def _integer(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
+        """The integer lexeme within the bound keywords (None when no integer is within them)."""
+        if not has_bounds(schema):
+            return self.lex.integer
+        low, high = bounds(schema, pointer)
+        key = ("integer", low, high)
+        found = self._strings.get(key)  # type: ignore[arg-type]
+        if found is not None:
+            return found
+        expr = integer_range(self.grammar.exprs, low, high, INTEGER_DIGITS_MAX if self.lex.capped else None)
+        if expr is None:
+            self.empty_reasons.append((pointer, f"no integer lies between the bounds ({low} > {high})"))
+            return None
+        found = self._strings[key] = self.grammar.lexeme(expr, f"integer [{low}, {high}]")  # type: ignore[index]
+        return found
+
+    def _pattern_body(self, pattern: str, pointer: str) -> int:
+        """The JSON-encoded texts (no quotes) whose decoded text ``pattern`` matches with search
+        semantics, whatever escapes spell it. The text must match under both Python's ``re``
+        (what the ``jsonschema`` validator uses) and ECMA-262 (what the specification says): see
+        ``translate``."""
         try:
-            body = translate(exprs, pattern, search=True, encode=json_string_chars, ecmascript=True)
+            return translate(self.grammar.exprs, pattern, search=True, encode=json_string_chars, ecmascript=True)
         except UnsupportedRegexError as exc:
             raise UnsupportedSchemaError("pattern", pointer, f"{exc.construct} in {pattern!r}") from exc
         except GrammarError as exc:
             # ECMA-262 syntax that Python's parser does not know (\p{...}, named groups (?<n>...))
             # is refused, not called invalid
             raise UnsupportedSchemaError("pattern", pointer, f"syntax Python's re does not read: {exc}") from exc
-        quote = exprs.literal(b'"')
-        found = self._patterns[pattern] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"pattern {pattern!r}")
-        return found
 
     # -- any JSON ------------------------------------------------------------------------------
 

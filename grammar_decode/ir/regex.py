@@ -21,6 +21,7 @@ derivative is memoised per (node, byte).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import deque
 from typing import Iterable, Iterator
@@ -68,7 +69,8 @@ class ExprSet:
         self._empty: dict[int, bool] = {}
         self._first: dict[int, int] = {}
         self._boolean: dict[int, bool] = {}
-        self._classes: dict[int, list[int]] = {}
+        self._classes: dict[int, tuple[int, ...]] = {}
+        self._split_sets: dict[int, frozenset[int]] = {}
         self._min: dict[int, int | None] = {}
         self._lock = threading.Lock()
         # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
@@ -323,12 +325,12 @@ class ExprSet:
             return ALL_BYTES
         return self.first_bytes(args[0])  # type: ignore[index]
 
-    def byte_classes(self, item: int) -> list[int]:
+    def byte_classes(self, item: int) -> tuple[int, ...]:
         """A partition of the 256 bytes into sets with equal derivatives (coarsest that the
         structure shows; never splits less than needed). Memoised per node."""
         found = self._classes.get(item)
         if found is None:
-            found = self._classes[item] = self.partition(self._splits(item))
+            found = self._classes[item] = _partition_cached(self.split_sets(item))
         return found
 
     @staticmethod
@@ -366,8 +368,44 @@ class ExprSet:
             elif kind == REPEAT_KIND:
                 stack.append(args[0])  # type: ignore[index]
 
-    def _splits(self, item: int) -> set[int]:
-        return {self.args[n] for n in self.subterms(item) if self.kind[n] == BYTES_KIND}  # type: ignore[misc]
+    def split_sets(self, item: int) -> frozenset[int]:
+        """The byte sets of the leaves under ``item``: bytes that no leaf tells apart have equal
+        derivatives. Memoised per node and built from the children's, so a new node over known
+        ones (a counter's next count) costs the union only."""
+        found = self._split_sets.get(item)
+        if found is not None:
+            return found
+        # iterative post-order: deep concatenations must not hit the recursion limit
+        stack = [item]
+        while stack:
+            node = stack[-1]
+            if node in self._split_sets:
+                stack.pop()
+                continue
+            kind = self.kind[node]
+            args = self.args[node]
+            if kind == BYTES_KIND:
+                children: tuple[int, ...] = ()
+            elif kind in (CONCAT_KIND, OR_KIND, AND_KIND):
+                children = args  # type: ignore[assignment]
+            elif kind == NOT_KIND:
+                children = (args,)  # type: ignore[assignment]
+            elif kind == REPEAT_KIND:
+                children = (args[0],)  # type: ignore[index]
+            else:
+                children = ()
+            missing = [c for c in children if c not in self._split_sets]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            if kind == BYTES_KIND:
+                self._split_sets[node] = frozenset((args,))  # type: ignore[arg-type]
+            elif len(children) == 1:
+                self._split_sets[node] = self._split_sets[children[0]]
+            else:
+                self._split_sets[node] = frozenset().union(*(self._split_sets[c] for c in children))
+        return self._split_sets[item]
 
     # -- analyses ------------------------------------------------------------------------------
 
@@ -493,6 +531,12 @@ class ExprSet:
     def _describe_group(self, item: int) -> str:
         text = self.describe(item)
         return text if self.kind[item] in (BYTES_KIND, OR_KIND, AND_KIND) else f"({text})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _partition_cached(splits: frozenset[int]) -> tuple[int, ...]:
+    """``ExprSet.partition`` memoised process-wide: few distinct sets of leaves recur."""
+    return tuple(ExprSet.partition(splits))
 
 
 def _describe_bytes(mask: int) -> str:

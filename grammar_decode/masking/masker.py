@@ -29,8 +29,10 @@ from ..trie import TokenTrie
 from ..vocab import Vocabulary
 from .bitmask import pack_mask
 from ..lru import HITS, VALUE, ByteBoundedLRU
-from .slices import loops_on_plain_text
+from .slices import plain_run, plain_successor
 from .walk import Boundary, boundary_walk, lexeme_walk
+
+_UNKNOWN = object()
 
 #: Default byte budget of one masker's caches (both levels together).
 DEFAULT_CACHE_BYTES = 256 << 20
@@ -84,7 +86,8 @@ class Masker:
         self.mask_cache: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._mask_entries = self.mask_cache.entries
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
-        self._loops: dict[int, bool] = {}
+        # per lexer state: where every plain character leads (see slices.plain_successor)
+        self._plain_next: dict[int, int | None] = {}
 
     def _lexeme_part(self, lex: int) -> _LexemePart:
         part = self._lexeme_parts.get(lex)
@@ -92,19 +95,25 @@ class Masker:
             return part
         lexer = self.recognizer.lexer
         mask = np.zeros(self.size, dtype=bool)
-        loops = self._loops.get(lex)
-        if loops is None:
-            loops = self._loops[lex] = loops_on_plain_text(lexer, lex)
-        trie = self.slice.rest if loops else self.trie
+        run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
+        trie = self.slice.rest if run is not None else self.trie
         nodes, boundaries, reached = lexeme_walk(lexer, trie, lex)
         mask[trie.tokens_at(nodes)] = True
-        if loops:
-            mask |= self.slice.plain
-            reached.add(lex)
+        if run is not None:
+            count, states = run
+            if count:
+                mask |= self.slice.up_to(count)
+            reached.update(states)
         mask.flags.writeable = False
         part = _LexemePart(mask, trie, boundaries, frozenset(reached))
         self._lexeme_parts.put(lex, part, mask.nbytes + 64 * (len(boundaries) + len(reached)))
         return part
+
+    def _plain_successor(self, lex: int) -> int | None:
+        found = self._plain_next.get(lex, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._plain_next[lex] = plain_successor(self.recognizer.lexer, lex)
+        return found  # type: ignore[return-value]
 
     def _boundary_part(self, lex: int, parse: ParseState, part: _LexemePart) -> _BoundaryPart:
         key = (lex, parse)

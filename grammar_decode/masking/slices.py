@@ -4,17 +4,22 @@ A mask taken inside a permissive region of a lexeme (the body of a JSON string, 
 nearly every token, and walking them all one trie node at a time is what makes a cold mask slow.
 A *slice* is a set of tokens precomputed once per vocabulary, here the tokens made only of plain
 JSON string characters (``StringSlice``: printable ASCII but ``"`` and ``\\``, and whole UTF-8
-characters). When every such character leads a lexer state back to itself, every token of the
-slice does too, so the slice is allowed with one bitmask operation and only the trie of the other
-tokens is walked (on Gemma 3: 254,292 of 262,144 tokens are in the slice; the rest trie has
-2,288 nodes).
+characters), with their length in characters. When every such character leads a lexer state to
+one same next state, and so on along a run, a plain token's fate depends on its length alone:
+the slice's tokens up to the run's length are allowed with one vectorised comparison, and only the
+trie of the other tokens is walked (on Gemma 3: 254,292 of 262,144 tokens are in the slice; the
+rest trie has 2,288 nodes). Inside an unbounded string the run loops on one state; inside a
+counted one (``maxLength``, ``{m,n}``) it counts down.
 
-``loops_on_plain_text(lexer, state)`` decides that condition exactly, by exploring the lexer
-together with a UTF-8 automaton: every plain character, read byte by byte, must come back to
-``state``. Cached per lexer state by the caller.
+``plain_successor(lexer, state)`` decides one step of a run exactly, by exploring the lexer
+together with a UTF-8 automaton: every plain character, read byte by byte, must reach the same
+state. ``plain_run`` follows the steps as far as the vocabulary's longest plain token. Cached per
+lexer state by the caller.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from ..engine.lexer import DEAD, Lexer
 
@@ -30,13 +35,16 @@ _LEADS = [((0xC2, 0xDF), 1, (0x80, 0xBF)), ((0xE0, 0xE0), 2, (0xA0, 0xBF)), ((0x
           ((0xF1, 0xF3), 3, (0x80, 0xBF)), ((0xF4, 0xF4), 3, (0x80, 0x8F))]
 
 
-def loops_on_plain_text(lexer: Lexer, state: int) -> bool:
-    """Whether every plain JSON string character leads ``state`` back to ``state``."""
+def plain_successor(lexer: Lexer, state: int) -> int | None:
+    """Where every plain JSON string character leads ``state``, when they all lead to one place:
+    that state, ``DEAD`` when none of them can be read, None when they go different ways (or the
+    exploration passes ``MAX_EXPLORED``)."""
     if state == DEAD:
-        return False
+        return DEAD
+    target = lexer.step(state, _PLAIN_ASCII[0])
     for byte in _PLAIN_ASCII:
-        if lexer.step(state, byte) != state:
-            return False
+        if lexer.step(state, byte) != target:
+            return None
     # (lexer state, continuation bytes still due, allowed range of the next one)
     seen: set[tuple[int, int, int, int]] = set()
     work: list[tuple[int, int, int, int]] = []
@@ -44,7 +52,11 @@ def loops_on_plain_text(lexer: Lexer, state: int) -> bool:
         for byte in range(lo, hi + 1):
             nxt = lexer.step(state, byte)
             if nxt == DEAD:
-                return False
+                if target != DEAD:
+                    return None
+                continue
+            if target == DEAD:
+                return None  # a lead byte lives on where ASCII dies: decided by what follows
             item = (nxt, count, clo, chi)
             if item not in seen:
                 seen.add(item)
@@ -53,16 +65,46 @@ def loops_on_plain_text(lexer: Lexer, state: int) -> bool:
         lex, count, lo, hi = work.pop()
         for byte in range(lo, hi + 1):
             nxt = lexer.step(lex, byte)
-            if nxt == DEAD:
-                return False
             if count == 1:
-                if nxt != state:
-                    return False
+                if nxt != target:
+                    return None
                 continue
+            if nxt == DEAD:
+                return None
             item = (nxt, count - 1, 0x80, 0xBF)
             if item not in seen:
                 seen.add(item)
                 if len(seen) > MAX_EXPLORED:
-                    return False
+                    return None
                 work.append(item)
-    return True
+    return target
+
+
+def plain_run(lexer: Lexer, successor: Callable[[int], int | None], state: int,
+              longest: int) -> tuple[int, list[int]] | None:
+    """How many plain characters ``state`` can read in a row, as far as the longest plain token
+    (``longest`` characters) can see, when where they lead depends on their number alone: ``(k,
+    states)`` with ``states[j]`` the state after ``j + 1`` characters; ``k == longest`` when the
+    run reaches that far (or loops). Then a plain token of ``j <= k`` characters leads to
+    ``states[j - 1]`` and a longer one is rejected. None when plain characters do not behave
+    alike, or when the run ends in an accepting state (a longer token would end the lexeme there
+    and go on in the next one: a walk must decide). ``successor`` is ``plain_successor``
+    (memoised by the caller)."""
+    states: list[int] = []
+    current = state
+    while len(states) < longest:
+        nxt = successor(current)
+        if nxt is None:
+            return None
+        if nxt == DEAD:
+            return None if lexer.accepting[current] else (len(states), states)
+        states.append(nxt)
+        if nxt == current:  # a loop: every further length leads here too
+            return longest, states
+        current = nxt
+    return longest, states
+
+
+def loops_on_plain_text(lexer: Lexer, state: int) -> bool:
+    """Whether every plain JSON string character leads ``state`` back to ``state``."""
+    return state != DEAD and plain_successor(lexer, state) == state

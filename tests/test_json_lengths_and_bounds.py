@@ -1,0 +1,144 @@
+"""String lengths (minLength/maxLength, with and without pattern) and integer bounds
+(minimum/maximum/exclusive*, the draft-4 boolean form too): exact languages, masks equal to the
+reference, the counting slice, generation judged by jsonschema."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import grammar_decode as gd
+from conftest import require, validate
+from grammar_decode.frontends.json_numbers import integer_range
+from grammar_decode.ir.regex import ExprSet
+
+LENGTHS = [  # schema, accepted, rejected (strings as JSON text)
+    ({"type": "string", "minLength": 2, "maxLength": 4},
+     ['"ab"', '"abcd"', '"éé"', '"\\u00e9x"', '"\\ud83d\\ude00x"', '"\\n\\t"'],
+     ['"a"', '"abcde"', '""', '"😀"', '"\\ud83d\\ude00"']),
+    ({"type": "string", "maxLength": 0}, ['""'], ['"a"', '"\\n"']),
+    ({"type": "string", "minLength": 3}, ['"abc"', '"abcdefgh"', '"a\\"b"'], ['"ab"', '"\\\\\\\\"']),
+    ({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3}, ['"a"', '"abc"'], ['""', '"abcd"', '"a1"']),
+    ({"type": "string", "pattern": "x", "minLength": 3}, ['"xab"', '"abx"', '"\\u0078yz"'], ['"xa"', '"abc"']),
+    ({"type": "string", "maxLength": 100000}, ['"' + "a" * 100000 + '"'], ['"' + "a" * 100001 + '"']),
+]
+
+BOUNDS = [  # schema, accepted, rejected
+    ({"type": "integer", "minimum": -3, "maximum": 10}, ["-3", "0", "10", "7"], ["-4", "11", "-0", "007", "1.0"]),
+    ({"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 5}, ["3", "4"], ["2", "5"]),
+    ({"type": "integer", "minimum": 2.5, "maximum": 4.5}, ["3", "4"], ["2", "5"]),
+    ({"type": "integer", "exclusiveMinimum": 2.5}, ["3", "123456789"], ["2", "-3"]),
+    ({"type": "integer", "minimum": 5, "exclusiveMinimum": True}, ["6"], ["5"]),  # draft 4
+    ({"type": "integer", "maximum": 5, "exclusiveMaximum": False}, ["5", "-99"], ["6"]),  # draft 4
+    ({"type": "integer", "minimum": 0}, ["0", "99999999999999999999"], ["-1", "-0"]),
+    ({"type": "integer", "maximum": -10}, ["-10", "-123"], ["-9", "0"]),
+    ({"type": ["integer", "null"], "minimum": 0, "maximum": 0}, ["0", "null"], ["1", "-1"]),
+    ({"enum": [1, 5, 10 ** 25, -2], "type": "integer", "minimum": 2}, ["5", str(10 ** 25)], ["1", "-2"]),
+]
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", LENGTHS + BOUNDS)
+def test_exact_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
+    grammar = gd.compile_json_schema(schema)
+    for text in accepted:
+        assert grammar.accepts(text), text
+    for text in rejected:
+        assert not grammar.accepts(text), text
+
+
+def test_prefixes_that_cannot_be_completed_are_rejected() -> None:
+    grammar = gd.compile_json_schema({"type": "string", "maxLength": 2})
+    assert grammar.accepts_prefix('"ab')
+    assert not grammar.accepts_prefix('"abc')
+    bounded = gd.compile_json_schema({"type": "integer", "minimum": 10, "maximum": 19})
+    assert bounded.accepts_prefix("1") and not bounded.accepts_prefix("2") and not bounded.accepts_prefix("-")
+    assert bounded.min_completion_bytes("1") == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), st.integers(-10 ** 7, 10 ** 7)), st.one_of(st.none(), st.integers(-10 ** 7, 10 ** 7)),
+       st.lists(st.integers(-10 ** 8, 10 ** 8), max_size=30))
+def test_integer_range_spells_exactly_the_integers_between(low: int | None, high: int | None, probes: list[int]) -> None:
+    exprs = ExprSet()
+    expr = integer_range(exprs, low, high, 9)
+    if low is not None and high is not None and low > high:
+        assert expr is None
+        return
+    assert expr is not None
+    edges = [v + d for v in (low, high) if v is not None for d in (-1, 0, 1)]
+    for value in probes + edges + [0, 1, -1]:
+        inside = (low is None or value >= low) and (high is None or value <= high) and abs(value) < 10 ** 9
+        assert exprs.matches(expr, str(value).encode()) is inside, value
+    for text in (b"-0", b"00", b"01", b"-", b"", b"+1", b"1.0"):
+        assert not exprs.matches(expr, text)
+
+
+def test_huge_bounds_stay_symbolic() -> None:
+    grammar = gd.compile_json_schema({"type": "integer", "minimum": 10 ** 18, "maximum": 10 ** 18 + 5})
+    assert grammar.accepts(str(10 ** 18 + 3)) and not grammar.accepts(str(10 ** 18 + 6))
+    long = gd.compile_json_schema({"type": "string", "minLength": 10 ** 9})
+    assert long.min_completion_bytes() == 10 ** 9 + 2
+    assert long.accepts_prefix('"' + "x" * 1000)
+
+
+MASK_CASES = [
+    ({"type": "string", "minLength": 2, "maxLength": 5}, ['"', '"a', '"ab', '"abcd', '"abcde', '"\\u00e9']),
+    ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}, "n": {"type": "integer", "minimum": -5,
+                                                                                      "maximum": 120}}},
+     ["{", '{"s":"', '{"s":"ab', '{"s":"abc', '{"s":"a","n":', '{"s":"a","n":1', '{"s":"a","n":-']),
+    ({"type": "integer", "exclusiveMinimum": 99, "maximum": 1234}, ["", "1", "12", "123", "99"]),
+]
+
+
+@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("schema,prefixes", MASK_CASES)
+def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
+    require("regex")
+    from grammar_decode.oracle.masks import reference_mask
+    from grammar_decode.oracle.recognizer import ReferenceRecognizer
+
+    vocab = request.getfixturevalue(vocab_name)
+    grammar = gd.compile_json_schema(schema, whitespace="compact")
+    reference = ReferenceRecognizer(grammar.ir)
+    for prefix in prefixes:
+        state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())
+        assert state is not None, prefix
+        fast = grammar.masker(vocab).mask(state)
+        expected = reference_mask(reference, vocab, prefix.encode())
+        assert np.array_equal(fast, expected), (prefix, np.flatnonzero(fast ^ expected)[:10])
+
+
+def test_counted_strings_use_the_plain_slice(gemma: gd.Vocabulary) -> None:
+    """Inside a counted string, plain tokens are allowed by length (no walk over them): the
+    lexeme part walks only the small rest trie."""
+    grammar = gd.compile_json_schema({"type": "string", "maxLength": 1000}, whitespace="compact")
+    masker = grammar.masker(gemma)
+    state = grammar.recognizer.feed(grammar.recognizer.initial, b'"ab')
+    masker.mask(state)
+    part = masker._lexeme_part(state[0])
+    assert part.trie is gemma.string_slice.rest
+    near_end = grammar.recognizer.feed(grammar.recognizer.initial, b'"' + b"a" * 997)
+    mask = masker.mask(near_end)
+    chars = gemma.string_slice.chars
+    assert not (mask & gemma.string_slice.plain & (chars > 3)).any()
+    assert (gemma.string_slice.plain & (chars <= 3) & ~mask).sum() == 0
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"code": {"type": "string", "minLength": 3, "maxLength": 6},
+                                      "qty": {"type": "integer", "minimum": 1, "maximum": 12},
+                                      "delta": {"type": "integer", "exclusiveMinimum": -100, "exclusiveMaximum": 0}},
+     "required": ["code", "qty", "delta"]},
+    {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]", "maxLength": 4}, "maxItems": 5},
+])
+def test_random_logits_documents_validate(gpt2: gd.Vocabulary, schema: dict) -> None:
+    grammar = gd.compile_json_schema(schema)
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=80, seed=seed)
+        assert result.stop_reason in ("eos", "complete"), result
+        validate(schema, json.loads(result.data))

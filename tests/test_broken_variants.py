@@ -26,13 +26,15 @@ from grammar_decode.ir.regex import ExprSet
 from grammar_decode.masking import masker as masker_module
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
+from grammar_decode.trie import StringSlice
 
 
 ARRAY3 = {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
 NUMBERS = {"type": "array", "items": {"type": "number"}}
 OPTIONAL = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+SHORT = {"type": "string", "maxLength": 3}
 PROBES = [(PERSON, [b'{"name":"Ann"', b'{"name":"Ann","age":1']), (ARRAY3, [b"[1,2", b"[1,2,3"]),
-          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1'])]
+          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab'])]
 TABLE = [(ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
          (OPTIONAL, '{"b":"x"}', True), (OPTIONAL, '{"a":1,"b":"x"}', True)]
 
@@ -121,11 +123,22 @@ def cache_key_missing_a_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(masker_module.Masker, "mask", mask)
 
 
+def counting_slice_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a counted string, plain tokens one character longer than the room left pass."""
+    original = StringSlice.up_to
+
+    def up_to(self: StringSlice, count: int):  # type: ignore[no-untyped-def]
+        return original(self, count + 1)
+
+    monkeypatch.setattr(StringSlice, "up_to", up_to)
+
+
 VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "clamped counter": clamped_counter,
     "dropped alternative": dropped_alternative,
     "wrong escape": wrong_escape,
     "cache key missing a field": cache_key_missing_a_field,
+    "counting slice off by one": counting_slice_off_by_one,
 }
 
 

@@ -48,7 +48,7 @@ def test_schema_as_inline_json_and_compact_whitespace() -> None:
 
 @pytest.mark.parametrize("schema,needle", [
     ('{"type": "object", "properties": {', "invalid schema"),
-    ('{"type": "string", "minLength": 2}', "'minLength'"),
+    ('{"type": "number", "minimum": 0}', "'minimum'"),
     ('{"type": "array", "items": {"type": "string", "format": "email"}}', "'format'"),
     ('{"type": "strin"}', "unknown type"),
     ("/no/such/schema.json", "cannot read schema file"),

@@ -91,6 +91,9 @@ MASK_CASES = [
                                                                                       "maximum": 120}}},
      ["{", '{"s":"', '{"s":"ab', '{"s":"abc', '{"s":"a","n":', '{"s":"a","n":1', '{"s":"a","n":-']),
     ({"type": "integer", "exclusiveMinimum": 99, "maximum": 1234}, ["", "1", "12", "123", "99"]),
+    # pattern and lengths together: an intersection, matched in the reference by oracle/terms.py
+    ({"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 4}, ['"', '"a', '"abc', '"abcd']),
+    ({"type": "string", "pattern": "[0-9]", "maxLength": 3}, ['"', '"a', '"ab', '"a1', '"\\u0031']),
 ]
 
 
@@ -141,4 +144,19 @@ def test_random_logits_documents_validate(gpt2: gd.Vocabulary, schema: dict) -> 
         rng = np.random.default_rng(seed)
         result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=80, seed=seed)
         assert result.stop_reason in ("eos", "complete"), result
+        validate(schema, json.loads(result.data))
+
+
+def test_tightest_budget_still_ends_complete_and_valid(gpt2: gd.Vocabulary) -> None:
+    """The closing budget on counted strings and bounded integers: at the fewest tokens that can
+    spell a document, every run under random logits ends complete and valid."""
+    schema = {"type": "object", "properties": {"id": {"type": "string", "minLength": 4, "maxLength": 8},
+                                               "n": {"type": "integer", "minimum": 1000, "maximum": 99999}},
+              "required": ["id", "n"]}
+    grammar = gd.compile_json_schema(schema)
+    budget = grammar.min_completion_tokens(gpt2)
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=budget, seed=seed)
+        assert result.stop_reason in ("eos", "complete"), (budget, result)
         validate(schema, json.loads(result.data))

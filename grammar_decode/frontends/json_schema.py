@@ -25,7 +25,9 @@ Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``$ref`` (wi
 ``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer) with no sibling constraints,
 ``$defs``/``definitions``; strings: ``pattern`` (search semantics on the decoded text, whatever
 escapes spell it; accepted only where Python's ``re``, which the ``jsonschema`` validator uses,
-and ECMA-262 agree); objects:
+and ECMA-262 agree), ``minLength``/``maxLength`` (code points; with ``pattern``, the intersection);
+integers: ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (``json_numbers``;
+bounds on ``number`` are refused); objects:
 ``properties``, ``required``, ``additionalProperties`` as a boolean (keys outside ``properties``
 are never emitted); arrays: ``items`` (one schema), ``minItems``, ``maxItems``.
 """

@@ -11,13 +11,14 @@ Semantics, the same as the fast path's by specification: lexemes are split by ma
 lexeme ends where the next byte cannot extend any expected lexeme), ``ignored`` lexemes may stand
 between any two lexemes, and a prefix is viable when the lexeme being read can still grow into an
 expected lexeme. Expressions built with intersection or complement cannot be printed as patterns;
-the reference refuses them (``NotImplementedError``).
+those lexemes are matched by ``terms.TermPattern`` instead, plain derivatives on nested tuples
+(independent of ``ir/regex.py`` as well).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import regex
 
@@ -31,6 +32,7 @@ from ..ir.regex import (
     REPEAT_KIND,
     ExprSet,
 )
+from .terms import TermPattern, term_of
 
 
 def pattern_of(exprs: ExprSet, item: int) -> bytes:
@@ -53,6 +55,14 @@ def pattern_of(exprs: ExprSet, item: int) -> bytes:
         bound = b"{%d,}" % lo if hi is None else b"{%d,%d}" % (lo, hi)
         return b"(?:" + pattern_of(exprs, inner) + b")" + bound
     raise NotImplementedError("the reference cannot print intersection or complement as a pattern")
+
+
+def _compile(exprs: ExprSet, item: int) -> Any:
+    """A ``regex`` pattern for the lexeme, or a ``TermPattern`` where it uses ``&``/``¬``."""
+    try:
+        return regex.compile(pattern_of(exprs, item))
+    except NotImplementedError:
+        return TermPattern(term_of(exprs, item))
 
 
 @dataclass(frozen=True)
@@ -159,7 +169,7 @@ class ReferenceRecognizer:
     def __init__(self, grammar: Grammar) -> None:
         self.grammar = grammar
         self.ignored = frozenset(grammar.ignored)
-        self.patterns = [regex.compile(pattern_of(grammar.exprs, e)) for e in grammar.lexeme_exprs]
+        self.patterns = [_compile(grammar.exprs, e) for e in grammar.lexeme_exprs]
         self.initial: Config = ((EarleyChart(grammar),), b"")
 
     def _can_grow(self, lexemes: frozenset[int], text: bytes) -> bool:

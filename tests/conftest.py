@@ -75,6 +75,15 @@ class Walker:
         return self.completions.completion(state)
 
 
+def assert_language(schema: object, accepted: list[str], rejected: list[str]) -> None:
+    """``schema`` compiles and accepts exactly the ``accepted`` texts among these."""
+    grammar = gd.compile_json_schema(schema)
+    for text in accepted:
+        assert grammar.accepts(text), text
+    for text in rejected:
+        assert not grammar.accepts(text), text
+
+
 def walker(grammar: gd.CompiledGrammar) -> Walker:
     return Walker(grammar)
 

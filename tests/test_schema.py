@@ -7,6 +7,7 @@ import json
 import pytest
 
 import grammar_decode as gd
+from conftest import assert_language
 
 UNSUPPORTED = [
     ({"type": "string", "pattern": "a(?=b)"}, "pattern", ""),
@@ -18,13 +19,11 @@ UNSUPPORTED = [
     ({"type": "integer", "multipleOf": 3}, "multipleOf", ""),
     ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "https://x.org/s"}}}}, "$ref",
      "/items/properties/x~1y"),
-    ({"$ref": "#/$defs/a", "type": "string", "$defs": {"a": {"type": "string"}}}, "$ref", ""),
-    ({"anyOf": [{"type": "string"}], "type": "string"}, "anyOf", ""),
     ({"type": "object", "additionalProperties": {"type": "string"}}, "additionalProperties", ""),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", ""),
     ({"type": "array", "prefixItems": [{"type": "string"}]}, "prefixItems", ""),
     ({"oneOf": [{"type": "string"}]}, "oneOf", ""),
-    ({"allOf": [{"type": "string"}]}, "allOf", ""),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "allOf", ""),
 ]
 
 SUPPORTED = [  # schema -> (accepted, rejected)
@@ -44,11 +43,7 @@ SUPPORTED = [  # schema -> (accepted, rejected)
 
 @pytest.mark.parametrize("schema,accepted,rejected", SUPPORTED)
 def test_supported_combinators_and_any_json(schema: object, accepted: list[str], rejected: list[str]) -> None:
-    grammar = gd.compile_json_schema(schema)
-    for text in accepted:
-        assert grammar.accepts(text), text
-    for text in rejected:
-        assert not grammar.accepts(text), text
+    assert_language(schema, accepted, rejected)
 
 
 @pytest.mark.parametrize("schema,keyword,pointer", UNSUPPORTED, ids=[k for _, k, _ in UNSUPPORTED])
@@ -215,3 +210,55 @@ def test_pattern_agrees_with_the_judge_whatever_the_escapes(pattern: str) -> Non
                     assert validator.is_valid(text) and ecma.search(text), (pattern, text)
                 elif complete:
                     assert not validator.is_valid(text), (pattern, text, spelling)
+
+
+CONJUNCTIONS = [  # allOf, $ref with siblings, anyOf with siblings: schema -> (accepted, rejected)
+    ({"allOf": [{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}, "required": ["a"]},
+                {"properties": {"a": {"maximum": 5}, "b": {"type": "string"}}}]},
+     ['{"a":3}', '{"a":0,"b":"x"}'], ['{"a":6}', '{"a":-1}', '{"b":"x"}', "{}", '{"a":3,"b":1}']),
+    ({"$defs": {"base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+      "$ref": "#/$defs/base", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+     ['{"id":1,"name":"x"}'], ['{"id":1}', '{"name":"x"}', '{"id":"1","name":"x"}']),
+    ({"type": "object", "properties": {"v": {"type": "integer"}},
+      "anyOf": [{"required": ["v"]}, {"properties": {"w": {"type": "null"}}, "required": ["w"]}]},
+     ['{"v":1}', '{"w":null}', '{"v":1,"w":null}'], ["{}", '{"w":1}']),
+    ({"allOf": [{"type": ["string", "integer"]}, {"type": ["integer", "null"]}]}, ["1"], ['"a"', "null"]),
+    ({"allOf": [{"type": "number"}, {"type": "integer"}]}, ["7"], ["7.5"]),
+    ({"allOf": [{"enum": [1, "a", True]}, {"enum": [1.0, True, None]}]}, ["1", "true"], ['"a"', "null"]),
+    ({"allOf": [{"type": "string", "minLength": 2}, {"maxLength": 3}, {"pattern": "^a"}]},
+     ['"ab"', '"abc"'], ['"a"', '"abcd"', '"ba"']),
+    ({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+                {"properties": {"a": {"minimum": 1}, "b": {"type": "string"}}}]},
+     ['{"a":1}', "{}"], ['{"a":0}', '{"b":"x"}']),
+    ({"allOf": [{"additionalProperties": False}, {"required": ["a"]}]}, ['"x"', "1"], ['{"a":1}', "{}"]),
+    ({"allOf": [{"$ref": "#"}], "type": "integer"}, ["1"], ['"a"']),  # a cycle adds nothing
+    ({"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}},
+                      "allOf": [{"properties": {"v": {"type": "integer"}}}]}}, "$ref": "#/$defs/n"},
+     ["{}", '{"next":{"v":1}}', '{"next":{"next":{}},"v":2}'], ['{"next":{"v":"x"}}']),
+    ({"allOf": [True, {"type": "null"}]}, ["null"], ["1"]),
+]
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", CONJUNCTIONS)
+def test_conjunctions_merge_exactly(schema: object, accepted: list[str], rejected: list[str]) -> None:
+    assert_language(schema, accepted, rejected)
+
+
+@pytest.mark.parametrize("schema,keyword", [
+    ({"allOf": [{"pattern": "a"}, {"pattern": "b"}]}, "allOf"),
+    ({"allOf": [{"anyOf": [{"type": "null"}]}, {"anyOf": [{"type": "string"}]}]}, "allOf"),
+    ({"allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}, "allOf"),
+    ({"allOf": [{"minimum": 1, "exclusiveMinimum": True}, {"minimum": 2}]}, "allOf"),
+    ({"allOf": [{"type": "string", "format": "date"}]}, "format"),
+])
+def test_conjunctions_that_cannot_be_merged_are_refused(schema: dict, keyword: str) -> None:
+    with pytest.raises(gd.UnsupportedSchemaError) as info:
+        gd.compile_json_schema(schema)
+    assert info.value.keyword == keyword
+
+
+def test_unsatisfiable_conjunctions_are_schema_errors() -> None:
+    for schema in ({"allOf": [{"type": "string"}, {"type": "integer"}]}, {"allOf": [{"const": 1}, {"const": 2}]},
+                   {"allOf": [False, {"type": "null"}]}):
+        with pytest.raises(gd.SchemaError):
+            gd.compile_json_schema(schema)

@@ -22,8 +22,9 @@ keywords) becomes a rule with no alternatives; the grammar rewrite prunes what c
 emitted, and only a root that admits nothing is an error.
 
 Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``$ref`` (within the document:
-``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer) with no sibling constraints,
-``$defs``/``definitions``; strings: ``pattern`` (search semantics on the decoded text, whatever
+``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer), ``$defs``/``definitions``,
+``allOf`` and ``$ref``/``anyOf`` with sibling keywords (conjunctions merged by ``json_merge``, one
+rule per conjunction of document objects, ``anyOf`` distributed over it); strings: ``pattern`` (search semantics on the decoded text, whatever
 escapes spell it; accepted only where Python's ``re``, which the ``jsonschema`` validator uses,
 and ECMA-262 agree), ``minLength``/``maxLength`` (code points; with ``pattern``, the intersection);
 integers: ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (``json_numbers``;
@@ -45,6 +46,7 @@ from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
 from ..ir.regex import NOTHING
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
+from .json_merge import Conjunction, Part, flatten, key_of, merge
 from .json_numbers import BOUND_KEYWORDS, bounds, has_bounds, integer_range
 from .regex import translate
 
@@ -62,7 +64,7 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "number": frozenset(BOUND_KEYWORDS),
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
-_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "$ref"}
+_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "allOf", "$ref"}
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
@@ -137,6 +139,7 @@ class JsonSchemaCompiler:
         self._filter_depth = 0  # enum/const filters compile their siblings; $ref can nest them
         # bounded lexemes by what bounds them: strings (pattern, minLength, maxLength), integers
         self._strings: dict[tuple[Any, ...], Symbol] = {}
+        self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -146,6 +149,8 @@ class JsonSchemaCompiler:
 
     def value(self, schema: Any, pointer: str) -> Symbol:
         """The rule for the values ``schema`` admits (one rule per schema object)."""
+        if isinstance(schema, Conjunction):
+            return self._conjunction(flatten(list(schema), self._resolve, pointer), pointer)
         key = id(schema)
         found = self._rules.get(key)
         if found is not None:
@@ -166,6 +171,9 @@ class JsonSchemaCompiler:
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
         self._check_keywords(schema, pointer)
+        if "allOf" in schema or ("$ref" in schema and any(k != "$ref" and k not in ANNOTATIONS for k in schema)):
+            parts = flatten([schema], self._resolve, pointer)
+            return [(self._conjunction(parts, pointer),)]
         if "$ref" in schema:
             return [(self.value(self._resolve(schema["$ref"], pointer), pointer_join(pointer, "$ref")),)]
         if "enum" in schema or "const" in schema:
@@ -175,9 +183,9 @@ class JsonSchemaCompiler:
             branches = schema["anyOf"]
             if not isinstance(branches, list) or not branches:
                 raise SchemaError("'anyOf' must be a non-empty array", pointer_join(pointer, "anyOf"))
-            rest = {k: v for k, v in schema.items() if k != "anyOf"}
-            if any(k not in ANNOTATIONS for k in rest):
-                raise UnsupportedSchemaError("anyOf", pointer, "sibling keywords next to 'anyOf' (use allOf)")
+            if any(k != "anyOf" and k not in ANNOTATIONS for k in schema):
+                # A and (B1 or B2) = (A and B1) or (A and B2)
+                return [(self._conjunction(flatten([schema], self._resolve, pointer), pointer),)]
             return [(self.value(branch, pointer_join(pointer_join(pointer, "anyOf"), i)),)
                     for i, branch in enumerate(branches)]
         if types is None:
@@ -220,9 +228,6 @@ class JsonSchemaCompiler:
             raise UnsupportedSchemaError("$id", pointer, "embedded schema resources (a nested $id changes "
                                                         "what references inside it resolve to)")
         if "$ref" in schema:
-            siblings = [k for k in schema if k != "$ref" and k not in ANNOTATIONS]
-            if siblings:
-                raise UnsupportedSchemaError("$ref", pointer, f"sibling keywords next to '$ref': {siblings}")
             if not isinstance(schema["$ref"], str):
                 raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
         self._types(schema, pointer)
@@ -344,6 +349,51 @@ class JsonSchemaCompiler:
             # ECMA-262 syntax that Python's parser does not know (\p{...}, named groups (?<n>...))
             # is refused, not called invalid
             raise UnsupportedSchemaError("pattern", pointer, f"syntax Python's re does not read: {exc}") from exc
+
+    # -- conjunctions (allOf, $ref with siblings, anyOf with siblings) --------------------------
+
+    def _conjunction(self, parts: "list[Part] | bool", pointer: str) -> Symbol:
+        """The rule for the conjunction of ``parts`` (``json_merge``), memoised by the document
+        objects it is made of, so a conjunction that refers back to itself is a recursive rule."""
+        if parts is True:
+            return self.any_value()
+        if parts is False:
+            rule = self.grammar.rule(pointer or "/")
+            self.grammar.define(rule, [])
+            self.empty_reasons.append((pointer, "an allOf branch is false"))
+            return rule
+        key = key_of(parts)
+        found = self._conjunctions.get(key)
+        if found is not None:
+            return found
+        rule = self._conjunctions[key] = self.grammar.rule(f"{pointer or '/'} allOf")
+        self.grammar.define(rule, self._conjunction_alternatives(parts, pointer))
+        return rule
+
+    def _conjunction_alternatives(self, parts: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
+        holders = [p for p in parts if "anyOf" in p.schema and "anyOf" not in p.without]
+        if len(holders) > 1:
+            raise UnsupportedSchemaError("allOf", pointer, "more than one conjunct has 'anyOf' (the product is not "
+                                                           "built)")
+        if holders:
+            holder = holders[0]
+            branches = holder.schema["anyOf"]
+            if not isinstance(branches, list) or not branches:
+                raise SchemaError("'anyOf' must be a non-empty array", pointer_join(pointer, "anyOf"))
+            others = [p if p is not holder else Part(p.schema, p.without | {"anyOf"}) for p in parts]
+            out = []
+            for i, branch in enumerate(branches):
+                where = pointer_join(pointer_join(pointer, "anyOf"), i)
+                extra = flatten([branch], self._resolve, where)
+                if extra is False:
+                    continue
+                out.append((self._conjunction(others + ([] if extra is True else extra), where),))
+            return out
+        merged = merge(parts, pointer)
+        if merged is False:
+            self.empty_reasons.append((pointer, "the allOf branches admit nothing in common"))
+            return []
+        return self._alternatives(merged, pointer)
 
     # -- any JSON ------------------------------------------------------------------------------
 

@@ -1,0 +1,195 @@
+"""``allOf`` (and ``$ref`` with sibling keywords) as one schema: the conjunction, merged keyword
+by keyword, exactly or not at all.
+
+A grammar cannot intersect two context-free languages in general, but two JSON schemas can be
+conjoined keyword by keyword: ``type`` sets intersect, ``properties`` merge (a key both name gets
+the conjunction of its two subschemas, compiled the same way in turn), ``required`` lists unite,
+bounds tighten, ``enum``/``const`` lists intersect by JSON equality, ``additionalProperties:
+false`` on either side drops the keys the other side alone names. A keyword that occurs in
+several conjuncts with different values and that this module cannot combine exactly raises
+``UnsupportedSchemaError`` naming ``allOf`` and the keyword, so nothing is ever dropped.
+
+Conjunctions are identified by the document objects they are made of (``Part``: a schema object
+and the keywords already taken out of it), so a recursive schema whose conjunction refers back to
+itself comes back to the same key, and the compiler can memoise it as one recursive rule.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Callable, NamedTuple
+
+from ..errors import SchemaError, UnsupportedSchemaError
+
+ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
+                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly"})
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+#: Most ``$ref``s followed while flattening one conjunction (a cycle of references through
+#: ``allOf`` alone would otherwise never end).
+MAX_REFS = 64
+
+
+class Part(NamedTuple):
+    """A schema object of the document, less the keywords in ``without``."""
+
+    schema: dict[str, Any]
+    without: frozenset[str]
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in self.schema.items() if k not in self.without]
+
+
+class Conjunction(tuple):
+    """Subschemas that must all hold (a property both sides name). Not JSON, so never confused
+    with a schema the user wrote."""
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON equality as JSON Schema defines it (``1 == 1.0``, ``true != 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def flatten(schemas: list[Any], resolve: Callable[[str, str], Any], pointer: str) -> list[Part] | bool:
+    """The parts of the conjunction of ``schemas``, nested ``allOf`` and ``$ref`` followed; True
+    when they constrain nothing, False when one admits nothing."""
+    parts: list[Part] = []
+    seen: set[tuple[int, frozenset[str]]] = set()
+    expanded: set[int] = set()
+    refs = 0
+    # a stack of schemas to expand and parts ready to take; a schema expands, in this order, to
+    # what its $ref points at (a base comes before what extends it), its own keywords, then its
+    # allOf branches, which fixes the order of merged properties
+    work: list[Any] = list(reversed(schemas))
+    while work:
+        schema = work.pop()
+        if isinstance(schema, Part):
+            key = (id(schema.schema), schema.without)
+            if key not in seen and any(k not in ANNOTATIONS for k, _ in schema.items()):
+                seen.add(key)
+                parts.append(schema)
+            continue
+        if isinstance(schema, Conjunction):
+            work.extend(reversed(schema))
+            continue
+        if schema is True:
+            continue
+        if schema is False:
+            return False
+        if not isinstance(schema, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
+        if id(schema) in expanded:
+            continue  # A and A is A: a cycle of references adds nothing
+        expanded.add(id(schema))
+        if "allOf" in schema:
+            branches = schema["allOf"]
+            if not isinstance(branches, list) or not branches:
+                raise SchemaError("'allOf' must be a non-empty array", pointer)
+            work.extend(reversed(branches))
+        work.append(Part(schema, frozenset(k for k in ("allOf", "$ref") if k in schema)))
+        if "$ref" in schema:
+            if not isinstance(schema["$ref"], str):
+                raise SchemaError("'$ref' must be a string", pointer)
+            refs += 1
+            if refs > MAX_REFS:
+                raise UnsupportedSchemaError("allOf", pointer, f"more than {MAX_REFS} references to follow")
+            work.append(resolve(schema["$ref"], pointer))
+    return parts if parts else True
+
+
+def key_of(parts: list[Part]) -> frozenset[tuple[int, frozenset[str]]]:
+    """What identifies a conjunction (the document objects stay alive while compiling)."""
+    return frozenset((id(p.schema), p.without) for p in parts)
+
+
+def _types(value: Any) -> set[str]:
+    names = set(value if isinstance(value, list) else [value])
+    if "number" in names:
+        names.add("integer")  # integer ⊂ number
+    return names
+
+
+def _bound(value: Any) -> Fraction:
+    return Fraction(value)
+
+
+def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
+    """One schema equivalent to the conjunction of ``parts`` (False when it admits nothing that
+    can be seen here). At most one part may hold ``anyOf``; the caller distributes over it."""
+    def refuse(keyword: str, why: str = "") -> UnsupportedSchemaError:
+        detail = f"cannot combine {keyword!r} across allOf branches" + (f": {why}" if why else "")
+        return UnsupportedSchemaError("allOf", pointer, detail)
+
+    out: dict[str, Any] = {}
+    literals: list[Any] | None = None
+    closed: list[set[str]] = []  # the keys each additionalProperties: false side allows
+    for part in parts:
+        items = dict(part.items())
+        for keyword in ("exclusiveMinimum", "exclusiveMaximum"):
+            if isinstance(items.get(keyword), bool) and len(parts) > 1:
+                raise refuse(keyword, "the draft-4 boolean form")
+        if items.get("additionalProperties") is False:
+            closed.append(set(items.get("properties", {})))
+        if "const" in items or "enum" in items:
+            values = [items["const"]] if "const" in items else list(items["enum"])
+            if "const" in items and "enum" in items:
+                values = [v for v in values if any(same_json(v, e) for e in items["enum"])]
+            literals = values if literals is None else [v for v in literals if any(same_json(v, w) for w in values)]
+        for keyword, value in items.items():
+            if keyword in ANNOTATIONS or keyword in ("const", "enum"):
+                continue
+            if keyword not in out:
+                out[keyword] = value
+                continue
+            mine = out[keyword]
+            if keyword == "type":
+                both = _types(mine) & _types(value)
+                if not both:
+                    return False
+                if "number" in both:
+                    both.discard("integer")
+                out["type"] = [t for t in TYPES if t in both]
+            elif keyword == "required":
+                out["required"] = list(mine) + [k for k in value if k not in mine]
+            elif keyword == "properties":
+                props = dict(mine)
+                for key, sub in value.items():
+                    props[key] = Conjunction((props[key], sub)) if key in props else sub
+                out["properties"] = props
+            elif keyword == "additionalProperties":
+                if not isinstance(mine, bool) or not isinstance(value, bool):
+                    raise refuse(keyword, "only boolean values")
+                out[keyword] = mine and value
+            elif keyword == "items" and not isinstance(mine, list) and not isinstance(value, list):
+                out["items"] = Conjunction((mine, value))
+            elif keyword in ("minItems", "minLength", "minProperties"):
+                out[keyword] = max(mine, value)
+            elif keyword in ("maxItems", "maxLength", "maxProperties"):
+                out[keyword] = min(mine, value)
+            elif keyword in ("minimum", "exclusiveMinimum"):
+                out[keyword] = value if _bound(value) > _bound(mine) else mine
+            elif keyword in ("maximum", "exclusiveMaximum"):
+                out[keyword] = value if _bound(value) < _bound(mine) else mine
+            elif keyword == "anyOf":
+                raise refuse(keyword, "more than one branch has one (the product is not built)")
+            elif not same_json(mine, value):
+                raise refuse(keyword, "different values")
+    if literals is not None:
+        if not literals:
+            return False
+        out["enum"] = literals
+    if closed:
+        allowed = set.intersection(*closed)
+        out["additionalProperties"] = False
+        out["properties"] = {k: v for k, v in out.get("properties", {}).items() if k in allowed}
+        for key in out.get("required", []):
+            if key not in allowed:
+                out["properties"][key] = False  # required, yet no side that closes objects allows it: no object passes
+    return out

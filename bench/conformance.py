@@ -26,7 +26,7 @@ instruction quoting the schema), three decoders sample at temperature 1.0:
 The seeds are the same for every decoder, but llama.cpp draws from its own RNG, so equal seeds do
 not mean equal samples.
 
-Validity is judged by ``jsonschema.Draft202012Validator(schema, format_checker=FormatChecker())``,
+Validity is judged by ``jsonschema.Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)``,
 never merely by ``json.loads``, in two ways, for every decoder alike:
 
 * ``valid``: the whole text (surrounding whitespace stripped) is one JSON document that validates;
@@ -110,7 +110,7 @@ DECODER_KEYS = {"gd": CONSTRAINED, "free": UNCONSTRAINED, "llama": LLAMA_GRAMMAR
 def make_validator(schema: Any) -> Any:
     import jsonschema
 
-    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
 def judge(validator: Any, text: str) -> dict[str, Any]:

@@ -231,7 +231,7 @@ def _validates(schema: Any, document: Any) -> bool:
         import jsonschema
     except ImportError:
         return True
-    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(document)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).is_valid(document)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -124,4 +124,4 @@ def require(module: str, extra: str = "dev") -> ModuleType:
 def validate(schema: dict, document: object) -> None:
     """The judge: Draft 2020-12 with format checking, never merely json.loads."""
     jsonschema = require("jsonschema")
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(document)
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(document)

@@ -58,7 +58,8 @@ def test_random_logits_documents_of_every_compiled_group_validate(results: list[
         if name not in compiled:
             continue
         grammar = gd.compile_json_schema(group["schema"])
-        validator = getattr(jsonschema, VALIDATORS[draft])(group["schema"], format_checker=jsonschema.FormatChecker())
+        cls = getattr(jsonschema, VALIDATORS[draft])
+        validator = cls(group["schema"], format_checker=cls.FORMAT_CHECKER)  # that draft's format checkers
         budget = min(grammar.min_completion_tokens(gpt2) + 16, 96)
         for seed in range(2):
             result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=budget,

@@ -45,6 +45,7 @@ from ..engine.recognizer import Recognizer
 from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
 from ..ir.regex import NOTHING
+from .json_formats import FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_merge import Conjunction, Part, flatten, key_of, merge
 from .json_numbers import BOUND_KEYWORDS, bounds, has_bounds, integer_range
@@ -59,7 +60,7 @@ TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "array": frozenset({"items", "minItems", "maxItems"}),
-    "string": frozenset({"pattern", "minLength", "maxLength"}),
+    "string": frozenset({"pattern", "minLength", "maxLength", "format"}),
     "integer": frozenset(BOUND_KEYWORDS),
     "number": frozenset(BOUND_KEYWORDS),
 }
@@ -126,8 +127,9 @@ def _non_negative_int(schema: dict[str, Any], keyword: str, pointer: str) -> int
 class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
-    def __init__(self, document: Any, max_whitespace: int, capped: bool = True) -> None:
+    def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert") -> None:
         self.document = document
+        self.formats = formats
         self.grammar = Grammar()
         self.lex = JsonLexemes(self.grammar, max_whitespace, capped)
         #: why subschemas admit nothing, first found first: (pointer, message)
@@ -293,30 +295,39 @@ class JsonSchemaCompiler:
         return target
 
     def _string(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
-        """The string lexeme for ``pattern``, ``minLength`` and ``maxLength`` together (None when no
-        string passes the lengths)."""
+        """The string lexeme for ``pattern``, ``format``, ``minLength`` and ``maxLength`` together
+        (their intersection; None when no string passes the lengths)."""
         pattern = schema.get("pattern")
+        fmt = schema.get("format") if self.formats == "assert" else None
         low = _non_negative_int(schema, "minLength", pointer) or 0
         high = _non_negative_int(schema, "maxLength", pointer)
         if high is not None and high < low:
             self.empty_reasons.append((pointer, f"minLength {low} > maxLength {high}"))
             return None
-        if pattern is None and low == 0 and high is None:
+        if pattern is None and fmt is None and low == 0 and high is None:
             return self.lex.string
-        key = (pattern, low, high)
+        key = ("string", pattern, fmt, low, high)
         found = self._strings.get(key)
         if found is not None:
             return found
         exprs = self.grammar.exprs
-        body = NOTHING
+        bodies = []
         if pattern is not None:
-            body = self._pattern_body(pattern, pointer)
+            bodies.append(self._pattern_body(pattern, pointer))
+        if fmt is not None:
+            if not isinstance(fmt, str):
+                raise SchemaError("'format' must be a string", pointer_join(pointer, "format"))
+            if fmt not in FORMATS:
+                raise UnsupportedSchemaError("format", pointer, f"format {fmt!r} (supported: {', '.join(FORMATS)}; "
+                                                                "or compile with formats='annotation')")
+            bodies.append(translate(exprs, FORMATS[fmt], encode=json_string_chars))
         if low or high is not None:
             # lengths count code points of the decoded text: one JSON-encoded character each
-            counted = exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high)
-            body = counted if pattern is None else exprs.both(body, counted)
+            bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high))
+        body = bodies[0] if len(bodies) == 1 else exprs.both(*bodies)
         quote = exprs.literal(b'"')
-        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "minLength", "maxLength"), key) if v is not None)
+        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength"), key[1:])
+                        if v is not None)
         found = self._strings[key] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"string {name}")
         return found
 
@@ -569,7 +580,7 @@ class JsonSchemaCompiler:
     def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
-        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False)
+        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False, formats=self.formats)
         sub._filter_depth = self._filter_depth + 1
         sub.grammar.start = sub.value(siblings, pointer)
         try:
@@ -598,7 +609,7 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 
 
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
-                        max_whitespace: int = DEFAULT_MAX_WHITESPACE) -> CompiledGrammar:
+                        max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert") -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -606,6 +617,9 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
             ``max_whitespace`` bytes per gap (so ``json.dumps``'s ``", "`` and ``": "`` pass);
             ``"compact"`` allows none. Never whitespace before or after the top-level value.
         max_whitespace: longest whitespace run in flexible mode (>= 1).
+        formats: ``"assert"`` (default) enforces ``format`` exactly for the formats in
+            ``json_formats.FORMATS`` and refuses the others; ``"annotation"`` ignores ``format``,
+            as the specification allows (generated strings then need not pass a format checker).
 
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
@@ -615,8 +629,10 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")
     if isinstance(max_whitespace, bool) or not isinstance(max_whitespace, int) or max_whitespace < 1:
         raise ValueError(f"max_whitespace must be a positive integer, got {max_whitespace!r}")
+    if formats not in ("assert", "annotation"):
+        raise ValueError(f"formats must be 'assert' or 'annotation', got {formats!r}")
     document = parse_schema(schema)
-    compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0)
+    compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats)
     try:
         grammar = compiler.compile_root()
         compiled = CompiledGrammar(grammar, "JSON Schema")

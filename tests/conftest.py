@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -82,6 +83,17 @@ def assert_language(schema: object, accepted: list[str], rejected: list[str]) ->
         assert grammar.accepts(text), text
     for text in rejected:
         assert not grammar.accepts(text), text
+
+
+def assert_random_documents_validate(schema: dict, vocab: gd.Vocabulary, seeds: int, max_tokens: int) -> None:
+    """Documents generated under random logits end complete and pass the judge (``validate``)."""
+    grammar = gd.compile_json_schema(schema)
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        result = gd.generate(lambda ids: rng.standard_normal(len(vocab)), grammar, vocab, max_tokens=max_tokens,
+                             seed=seed)
+        assert result.stop_reason in ("eos", "complete"), result
+        validate(schema, json.loads(result.data))
 
 
 def walker(grammar: gd.CompiledGrammar) -> Walker:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import require, validate
+from conftest import assert_random_documents_validate, require, validate
 from grammar_decode.frontends.json_formats import FORMATS
 
 jsonschema = require("jsonschema")
@@ -110,9 +110,4 @@ def test_masks_equal_the_reference(gpt2: gd.Vocabulary) -> None:
 def test_random_logits_documents_validate_with_format_checking(gpt2: gd.Vocabulary) -> None:
     schema = {"type": "object", "properties": {name: {"type": "string", "format": name} for name in sorted(FORMATS)},
               "required": sorted(FORMATS)}
-    grammar = gd.compile_json_schema(schema)
-    for seed in range(4):
-        rng = np.random.default_rng(seed)
-        result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=200, seed=seed)
-        assert result.stop_reason in ("eos", "complete"), result
-        validate(schema, json.loads(result.data))
+    assert_random_documents_validate(schema, gpt2, seeds=4, max_tokens=200)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_language, require, validate
+from conftest import assert_random_documents_validate, assert_language, require, validate
 from grammar_decode.frontends.json_numbers import integer_range
 from grammar_decode.ir.regex import ExprSet
 
@@ -135,12 +135,7 @@ def test_counted_strings_use_the_plain_slice(gemma: gd.Vocabulary) -> None:
     {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]", "maxLength": 4}, "maxItems": 5},
 ])
 def test_random_logits_documents_validate(gpt2: gd.Vocabulary, schema: dict) -> None:
-    grammar = gd.compile_json_schema(schema)
-    for seed in range(6):
-        rng = np.random.default_rng(seed)
-        result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=80, seed=seed)
-        assert result.stop_reason in ("eos", "complete"), result
-        validate(schema, json.loads(result.data))
+    assert_random_documents_validate(schema, gpt2, seeds=6, max_tokens=80)
 
 
 def test_tightest_budget_still_ends_complete_and_valid(gpt2: gd.Vocabulary) -> None:

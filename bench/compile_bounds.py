@@ -1,0 +1,61 @@
+#!/usr/bin/env python
+"""Compile time and peak memory of schemas with big bounds (JSON Schema issue's list).
+
+Run from the repository root::
+
+    python bench/compile_bounds.py
+
+Each schema is compiled twice in this process: once timed (``time.perf_counter``, compile plus the
+shortest-completion analysis), once under ``tracemalloc`` for the peak of Python allocations
+(tracing slows the run, so it is not timed). Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from typing import Any
+
+import grammar_decode as gd
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """``depth`` object definitions, each holding the next, the last one pointing back at the first."""
+    defs: dict[str, Any] = {f"l{i}": {"type": "object", "properties": {"v": {"type": "integer"},
+                                                                        "child": {"$ref": f"#/$defs/l{i + 1}"}}}
+                            for i in range(depth)}
+    defs[f"l{depth}"] = {"type": "object", "properties": {"v": {"type": "integer"}, "again": {"$ref": "#/$defs/l0"}}}
+    return {"$defs": defs, "$ref": "#/$defs/l0"}
+
+
+CASES: dict[str, Any] = {
+    "maxLength 100000": {"type": "string", "maxLength": 100000},
+    "maxLength 100000 and a pattern": {"type": "string", "maxLength": 100000, "pattern": "^[a-z ]+$"},
+    "maxItems 10000": {"type": "array", "items": {"type": "integer"}, "maxItems": 10000},
+    "anyOf of 40 objects": {"anyOf": [{"type": "object", "properties": {"kind": {"const": f"k{i}"},
+                                                                        "x": {"type": "integer"}},
+                                       "required": ["kind"]} for i in range(40)]},
+    "500 optional properties": {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(500)}},
+    "10-level recursive definition": nested(10),
+    "allOf of 20 objects": {"allOf": [{"type": "object", "properties": {f"p{i}": {"type": "integer", "minimum": i}},
+                                       "required": [f"p{i}"]} for i in range(20)]},
+    "integer in [-10^18, 10^18]": {"type": "integer", "minimum": -10 ** 18, "maximum": 10 ** 18},
+}
+
+
+def main() -> None:
+    print("| schema | compile ms | peak MiB |")
+    print("|---|---:|---:|")
+    for name, schema in CASES.items():
+        start = time.perf_counter()
+        gd.compile_json_schema(schema).min_completion_bytes()
+        seconds = time.perf_counter() - start
+        tracemalloc.start()
+        gd.compile_json_schema(schema).min_completion_bytes()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"| {name} | {seconds * 1000:.0f} | {peak / 2 ** 20:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -23,7 +23,7 @@ UNSUPPORTED = [
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", ""),
     ({"type": "array", "prefixItems": [{"type": "string"}]}, "prefixItems", ""),
     ({"oneOf": [{"type": "string"}]}, "oneOf", ""),
-    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "allOf", ""),
+    ({"allOf": [{"type": "string", "format": "date"}, {"format": "time"}]}, "allOf", ""),
 ]
 
 SUPPORTED = [  # schema -> (accepted, rejected)
@@ -236,6 +236,8 @@ CONJUNCTIONS = [  # allOf, $ref with siblings, anyOf with siblings: schema -> (a
                       "allOf": [{"properties": {"v": {"type": "integer"}}}]}}, "$ref": "#/$defs/n"},
      ["{}", '{"next":{"v":1}}', '{"next":{"next":{}},"v":2}'], ['{"next":{"v":"x"}}']),
     ({"allOf": [True, {"type": "null"}]}, ["null"], ["1"]),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}, {"pattern": "a"}]},  # every pattern must match
+     ['"ab"', '"ba"', '"xbxa"'], ['"a"', '"b"', '""']),
 ]
 
 
@@ -245,7 +247,7 @@ def test_conjunctions_merge_exactly(schema: object, accepted: list[str], rejecte
 
 
 @pytest.mark.parametrize("schema,keyword", [
-    ({"allOf": [{"pattern": "a"}, {"pattern": "b"}]}, "allOf"),
+    ({"allOf": [{"minimum": 1}, {"minimum": 2, "exclusiveMaximum": True, "maximum": 9}]}, "allOf"),
     ({"allOf": [{"anyOf": [{"type": "null"}]}, {"anyOf": [{"type": "string"}]}]}, "allOf"),
     ({"allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}, "allOf"),
     ({"allOf": [{"minimum": 1, "exclusiveMinimum": True}, {"minimum": 2}]}, "allOf"),

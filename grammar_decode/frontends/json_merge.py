@@ -6,7 +6,8 @@ conjoined keyword by keyword: ``type`` sets intersect, ``properties`` merge (a k
 the conjunction of its two subschemas, compiled the same way in turn), ``required`` lists unite,
 bounds tighten, ``enum``/``const`` lists intersect by JSON equality, ``additionalProperties:
 false`` on either side drops the keys the other side alone names. A keyword that occurs in
-several conjuncts with different values and that this module cannot combine exactly raises
+several conjuncts with different values (``pattern``s are kept together: all must match) and
+that this module cannot combine exactly raises
 ``UnsupportedSchemaError`` naming ``allOf`` and the keyword, so nothing is ever dropped.
 
 Conjunctions are identified by the document objects they are made of (``Part``: a schema object
@@ -42,6 +43,10 @@ class Part(NamedTuple):
 class Conjunction(tuple):
     """Subschemas that must all hold (a property both sides name). Not JSON, so never confused
     with a schema the user wrote."""
+
+
+class Patterns(tuple):
+    """The value of a merged ``pattern``: several patterns, all of which must match. Not JSON."""
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -177,6 +182,9 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 out[keyword] = value if _bound(value) > _bound(mine) else mine
             elif keyword in ("maximum", "exclusiveMaximum"):
                 out[keyword] = value if _bound(value) < _bound(mine) else mine
+            elif keyword == "pattern":
+                known = tuple(mine) if isinstance(mine, Patterns) else (mine,)
+                out["pattern"] = Patterns(known if value in known else known + (value,))
             elif keyword == "anyOf":
                 raise refuse(keyword, "more than one branch has one (the product is not built)")
             elif not same_json(mine, value):

@@ -47,7 +47,7 @@ from ..ir.grammar import Grammar, Symbol
 from ..ir.regex import NOTHING
 from .json_formats import FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
-from .json_merge import Conjunction, Part, flatten, key_of, merge
+from .json_merge import Conjunction, Part, Patterns, flatten, key_of, merge
 from .json_numbers import BOUND_KEYWORDS, bounds, has_bounds, integer_range
 from .regex import translate
 
@@ -245,7 +245,7 @@ class JsonSchemaCompiler:
             raise UnsupportedSchemaError("additionalProperties", pointer, "only boolean values are supported")
         if not isinstance(schema.get("properties", {}), dict):
             raise SchemaError("'properties' must be an object", pointer_join(pointer, "properties"))
-        if "pattern" in schema and not isinstance(schema["pattern"], str):
+        if "pattern" in schema and not isinstance(schema["pattern"], (str, Patterns)):
             raise SchemaError("'pattern' must be a string", pointer_join(pointer, "pattern"))
         if isinstance(schema.get("items"), list):
             raise UnsupportedSchemaError("items", pointer, "array form of 'items' (use prefixItems)")
@@ -312,8 +312,8 @@ class JsonSchemaCompiler:
             return found
         exprs = self.grammar.exprs
         bodies = []
-        if pattern is not None:
-            bodies.append(self._pattern_body(pattern, pointer))
+        for one in (pattern if isinstance(pattern, Patterns) else () if pattern is None else (pattern,)):
+            bodies.append(self._pattern_body(one, pointer))
         if fmt is not None:
             if not isinstance(fmt, str):
                 raise SchemaError("'format' must be a string", pointer_join(pointer, "format"))
@@ -327,7 +327,7 @@ class JsonSchemaCompiler:
         body = bodies[0] if len(bodies) == 1 else exprs.both(*bodies)
         quote = exprs.literal(b'"')
         name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength"), key[1:])
-                        if v is not None)
+                        if v is not None and not (k == "minLength" and v == 0))
         found = self._strings[key] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"string {name}")
         return found
 

@@ -115,9 +115,6 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         if matcher.is_accepting() and not _any_but(mask, eos):
             stop = COMPLETE
             break
-        if not mask.any():
-            stop = NO_LEGAL_TOKEN
-            break
         t0 = time.perf_counter()
         logits = np.asarray(logits_fn(ids))
         if produced == 0:
@@ -128,6 +125,9 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         masked = apply_mask(logits, mask)
         mask_seconds += time.perf_counter() - t0
         if masked.max() == -np.inf:
+            if not mask.any():
+                stop = NO_LEGAL_TOKEN
+                break
             # the model puts no weight on any legal token: the grammar still decides, uniformly
             masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
         token = sample(masked, temperature, rng)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_random_documents_validate, require, validate
+from conftest import assert_random_documents_validate, require
 from grammar_decode.frontends.json_formats import FORMATS
 
 jsonschema = require("jsonschema")

@@ -20,7 +20,7 @@ import functools
 import threading
 from typing import Iterable, Sequence
 
-from ..ir.regex import NOTHING, ExprSet
+from ..ir.regex import NOTHING, ExprSet, partition_of
 
 DEAD = -1
 
@@ -31,7 +31,7 @@ LexState = tuple[tuple[int, int], ...]
 def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
     """The coarsest partition of the bytes along ``splits``: a representative byte per class and
     the class of every byte. Memoised process-wide (few distinct split sets recur)."""
-    blocks = ExprSet.partition(splits)
+    blocks = partition_of(splits)
     class_of = [0] * 256
     for index, block in enumerate(blocks):
         for byte in _bits(block):
@@ -55,10 +55,12 @@ class Lexer:
         #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``)
         self.rows: list[list[int] | None] = []
         self.accepting: list[frozenset[int]] = []
+        #: per state: no byte can extend the lexeme (it ends there, whatever follows; such a state
+        #: is accepting, as no live state is a dead end). Exact without complement, else False.
+        self.closed: list[bool] = []
         self._ids: dict[LexState, int] = {}
         self._starts: dict[frozenset[int], int] = {}
         self._first: dict[int, list[int]] = {}
-        self._closed: dict[int, bool] = {}
         # byte classes per tuple of live expressions: (a representative per class, class per byte)
         self._class_maps: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
         self._lock = threading.Lock()
@@ -80,6 +82,7 @@ class Lexer:
                 return found
             state = len(self.pairs)
             self.accepting.append(frozenset(lexeme for lexeme, e in live if exprs.nullable[e]))
+            self.closed.append(not any(exprs.first_bytes(e) for _lexeme, e in live))
             self.rows.append(None)
             self.pairs.append(live)
             self._ids[live] = state  # published last: readers only see complete states
@@ -142,15 +145,6 @@ class Lexer:
             for _lexeme, e in self.pairs[state]:
                 mask |= self.exprs.first_bytes(e)
             found = self._first[state] = [b for b in range(256) if (mask >> b) & 1]
-        return found
-
-    def is_closed(self, state: int) -> bool:
-        """Whether no byte can extend the lexeme in ``state`` (it then ends there, whatever
-        follows; such a state is accepting, as no live state is a dead end). Exact where no
-        complement is involved, else a conservative False. Cached per state."""
-        found = self._closed.get(state)
-        if found is None:
-            found = self._closed[state] = not self.first_bytes(state)
         return found
 
     def live_lexemes(self, state: int) -> tuple[int, ...]:

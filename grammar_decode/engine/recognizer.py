@@ -75,7 +75,7 @@ class Recognizer:
             nxt = DEAD if restart == DEAD else lexer.step(restart, byte)
             if nxt == DEAD:
                 return None
-        if lexer.is_closed(nxt):
+        if lexer.closed[nxt]:
             after = parse.scan(lexer.accepting[nxt])
             return None if after is None else (self.lexer_start(after), after, True)
         return (nxt, parse, False)

@@ -121,10 +121,6 @@ def _types(value: Any) -> set[str]:
     return names
 
 
-def _bound(value: Any) -> Fraction:
-    return Fraction(value)
-
-
 def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
     """One schema equivalent to the conjunction of ``parts`` (False when it admits nothing that
     can be seen here). At most one part may hold ``anyOf``; the caller distributes over it."""
@@ -179,9 +175,9 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             elif keyword in ("maxItems", "maxLength", "maxProperties"):
                 out[keyword] = min(mine, value)
             elif keyword in ("minimum", "exclusiveMinimum"):
-                out[keyword] = value if _bound(value) > _bound(mine) else mine
+                out[keyword] = value if Fraction(value) > Fraction(mine) else mine
             elif keyword in ("maximum", "exclusiveMaximum"):
-                out[keyword] = value if _bound(value) < _bound(mine) else mine
+                out[keyword] = value if Fraction(value) < Fraction(mine) else mine
             elif keyword == "pattern":
                 known = tuple(mine) if isinstance(mine, Patterns) else (mine,)
                 out["pattern"] = Patterns(known if value in known else known + (value,))

@@ -41,12 +41,9 @@ def bounds(schema: dict[str, Any], pointer: str) -> tuple[int | None, int | None
         SchemaError: a bound that is not a finite number, or a draft-4 boolean
             ``exclusiveMinimum``/``exclusiveMaximum`` that is not a boolean.
     """
-    for keyword in BOUND_KEYWORDS:
-        value = schema.get(keyword)
-        if value is not None and not isinstance(value, (bool, int, float)):
-            raise SchemaError(f"{keyword!r} must be a number, got {value!r}", pointer)
-        if isinstance(value, bool) and keyword in ("minimum", "maximum"):
-            raise SchemaError(f"{keyword!r} must be a number, got {value!r}", pointer)
+    for keyword in ("minimum", "maximum"):  # only the exclusive ones have a boolean form
+        if isinstance(schema.get(keyword), bool):
+            raise SchemaError(f"{keyword!r} must be a number, got {schema[keyword]!r}", pointer)
     low: int | None = None
     high: int | None = None
     minimum, maximum = _number(schema, "minimum", pointer), _number(schema, "maximum", pointer)

@@ -44,7 +44,6 @@ from ..engine.compiled import CompiledGrammar
 from ..engine.recognizer import Recognizer
 from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
-from ..ir.regex import NOTHING
 from .json_formats import FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_merge import Conjunction, Part, Patterns, flatten, key_of, merge
@@ -139,8 +138,8 @@ class JsonSchemaCompiler:
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
         self._any: Symbol | None = None
         self._filter_depth = 0  # enum/const filters compile their siblings; $ref can nest them
-        # bounded lexemes by what bounds them: strings (pattern, minLength, maxLength), integers
-        self._strings: dict[tuple[Any, ...], Symbol] = {}
+        # lexemes narrowed by keywords, by what narrows them: strings (pattern, format, lengths), integers
+        self._bounded: dict[tuple[Any, ...], Symbol] = {}
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
 
     # -- entry ---------------------------------------------------------------------------------
@@ -307,7 +306,7 @@ class JsonSchemaCompiler:
         if pattern is None and fmt is None and low == 0 and high is None:
             return self.lex.string
         key = ("string", pattern, fmt, low, high)
-        found = self._strings.get(key)
+        found = self._bounded.get(key)
         if found is not None:
             return found
         exprs = self.grammar.exprs
@@ -328,7 +327,7 @@ class JsonSchemaCompiler:
         quote = exprs.literal(b'"')
         name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength"), key[1:])
                         if v is not None and not (k == "minLength" and v == 0))
-        found = self._strings[key] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"string {name}")
+        found = self._bounded[key] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"string {name}")
         return found
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
@@ -337,14 +336,14 @@ class JsonSchemaCompiler:
             return self.lex.integer
         low, high = bounds(schema, pointer)
         key = ("integer", low, high)
-        found = self._strings.get(key)  # type: ignore[arg-type]
+        found = self._bounded.get(key)
         if found is not None:
             return found
         expr = integer_range(self.grammar.exprs, low, high, INTEGER_DIGITS_MAX if self.lex.capped else None)
         if expr is None:
             self.empty_reasons.append((pointer, f"no integer lies between the bounds ({low} > {high})"))
             return None
-        found = self._strings[key] = self.grammar.lexeme(expr, f"integer [{low}, {high}]")  # type: ignore[index]
+        found = self._bounded[key] = self.grammar.lexeme(expr, f"integer [{low}, {high}]")
         return found
 
     def _pattern_body(self, pattern: str, pointer: str) -> int:

@@ -330,7 +330,7 @@ class ExprSet:
         structure shows; never splits less than needed). Memoised per node."""
         found = self._classes.get(item)
         if found is None:
-            found = self._classes[item] = _partition_cached(self.split_sets(item))
+            found = self._classes[item] = partition_of(self.split_sets(item))
         return found
 
     @staticmethod
@@ -534,7 +534,7 @@ class ExprSet:
 
 
 @functools.lru_cache(maxsize=4096)
-def _partition_cached(splits: frozenset[int]) -> tuple[int, ...]:
+def partition_of(splits: frozenset[int]) -> tuple[int, ...]:
     """``ExprSet.partition`` memoised process-wide: few distinct sets of leaves recur."""
     return tuple(ExprSet.partition(splits))
 

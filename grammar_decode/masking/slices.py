@@ -104,7 +104,3 @@ def plain_run(lexer: Lexer, successor: Callable[[int], int | None], state: int,
         current = nxt
     return longest, states
 
-
-def loops_on_plain_text(lexer: Lexer, state: int) -> bool:
-    """Whether every plain JSON string character leads ``state`` back to ``state``."""
-    return state != DEAD and plain_successor(lexer, state) == state

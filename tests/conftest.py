@@ -137,3 +137,19 @@ def validate(schema: dict, document: object) -> None:
     """The judge: Draft 2020-12 with format checking, never merely json.loads."""
     jsonschema = require("jsonschema")
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(document)
+
+
+def assert_masks_equal_reference(schema: object, vocab: gd.Vocabulary, prefixes: list[str]) -> None:
+    """After each prefix, the fast mask equals the reference mask (``oracle``) bit for bit."""
+    require("regex")
+    from grammar_decode.oracle.masks import reference_mask
+    from grammar_decode.oracle.recognizer import ReferenceRecognizer
+
+    grammar = gd.compile_json_schema(schema, whitespace="compact")
+    reference = ReferenceRecognizer(grammar.ir)
+    for prefix in prefixes:
+        state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())
+        assert state is not None, prefix
+        fast = grammar.masker(vocab).mask(state)
+        expected = reference_mask(reference, vocab, prefix.encode())
+        assert np.array_equal(fast, expected), (prefix, np.flatnonzero(fast ^ expected)[:10])

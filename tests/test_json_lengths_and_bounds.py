@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_random_documents_validate, assert_language, require, validate
+from conftest import (assert_language, assert_masks_equal_reference, assert_random_documents_validate, require,
+                      validate)
 from grammar_decode.frontends.json_numbers import integer_range
 from grammar_decode.ir.regex import ExprSet
 
@@ -41,7 +42,19 @@ BOUNDS = [  # schema, accepted, rejected
 ]
 
 
-@pytest.mark.parametrize("schema,accepted,rejected", LENGTHS + BOUNDS)
+NUMBER_BOUNDS = [  # bounds on "number": integers exactly, fixed-point decimals within the bounds
+    ({"type": "number", "minimum": 1.5, "exclusiveMaximum": 10},
+     ["1.5", "1.50", "2", "9.99999", "1.6"], ["1.49", "10", "10.0", "-0.0", "100.5", "1"]),
+    ({"type": "number", "minimum": -2.25, "maximum": 0}, ["-2.25", "-0.0", "0", "0.0", "-1", "-2.2"],
+     ["-2.26", "0.1", "-2.250001", "1"]),
+    ({"type": "number", "exclusiveMinimum": 0}, ["0.0001", "5", "0.5"], ["0", "0.0", "-0.0", "-1"]),
+    ({"type": "number", "minimum": 0.1, "maximum": 0.3}, ["0.1", "0.3", "0.2", "0.10"], ["0.09", "0.31", "0"]),
+    ({"type": "number", "maximum": -1e-5}, ["-0.00001", "-3", "-1.5"], ["0", "-0.000001", "-0.0"]),
+    ({"type": ["number", "null"], "minimum": 0, "maximum": 1}, ["0", "1", "0.75", "null"], ["1.01", "-0.5"]),
+]
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", LENGTHS + BOUNDS + NUMBER_BOUNDS)
 def test_exact_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
     assert_language(schema, accepted, rejected)
 
@@ -90,25 +103,14 @@ MASK_CASES = [
     # pattern and lengths together: an intersection, matched in the reference by oracle/terms.py
     ({"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 4}, ['"', '"a', '"abc', '"abcd']),
     ({"type": "string", "pattern": "[0-9]", "maxLength": 3}, ['"', '"a', '"ab', '"a1', '"\\u0031']),
+    ({"type": "number", "minimum": -1.5, "exclusiveMaximum": 20.25}, ["", "-", "-1", "-1.", "20", "20.2", "0."]),
 ]
 
 
 @pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
 @pytest.mark.parametrize("schema,prefixes", MASK_CASES)
 def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
-    require("regex")
-    from grammar_decode.oracle.masks import reference_mask
-    from grammar_decode.oracle.recognizer import ReferenceRecognizer
-
-    vocab = request.getfixturevalue(vocab_name)
-    grammar = gd.compile_json_schema(schema, whitespace="compact")
-    reference = ReferenceRecognizer(grammar.ir)
-    for prefix in prefixes:
-        state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())
-        assert state is not None, prefix
-        fast = grammar.masker(vocab).mask(state)
-        expected = reference_mask(reference, vocab, prefix.encode())
-        assert np.array_equal(fast, expected), (prefix, np.flatnonzero(fast ^ expected)[:10])
+    assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)
 
 
 def test_counted_strings_use_the_plain_slice(gemma: gd.Vocabulary) -> None:
@@ -151,3 +153,32 @@ def test_tightest_budget_still_ends_complete_and_valid(gpt2: gd.Vocabulary) -> N
         result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=budget, seed=seed)
         assert result.stop_reason in ("eos", "complete"), (budget, result)
         validate(schema, json.loads(result.data))
+
+
+_DECIMALS = st.builds(lambda sign, whole, frac: f"{sign}{whole}" + (f".{frac}" if frac else ""),
+                      st.sampled_from(["", "-"]), st.sampled_from(["0", "1", "2", "9", "10", "99", "12345"]),
+                      st.one_of(st.just(""), st.text(alphabet="0123456789", min_size=1, max_size=20)))
+_BOUND_VALUES = st.one_of(st.integers(-100, 100), st.floats(-100, 100, allow_nan=False),
+                          st.sampled_from([0.1, 0.3, 1e-5, -2.5, 99.99, 5e-324, 2 ** 53 + 1]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]),
+                       _BOUND_VALUES, min_size=1, max_size=2),
+       st.lists(_DECIMALS, min_size=5, max_size=20))
+def test_number_bounds_never_accept_what_jsonschema_rejects(keywords: dict, texts: list[str]) -> None:
+    """Whatever the bounds (doubles near decimals, huge integers), an accepted number passes
+    jsonschema on the value json.loads reads; a plain decimal clearly inside is accepted."""
+    jsonschema = require("jsonschema")
+    schema = {"type": "number", **keywords}
+    try:
+        grammar = gd.compile_json_schema(schema)
+    except gd.SchemaError as exc:
+        assert "admits no document" in str(exc)
+        return
+    validator = jsonschema.Draft202012Validator(schema)
+    for text in texts:
+        if grammar.accepts(text):
+            assert validator.is_valid(json.loads(text)), (schema, text)
+        elif validator.is_valid(json.loads(text)) and "." not in text and text != "-0":  # -0: never spelled
+            raise AssertionError(f"integer {text} within {schema} rejected")

@@ -162,9 +162,9 @@ def test_array_counts_are_exact(bounds: tuple[int, int | None, int, int | None],
 def test_logarithmic_item_counts_are_exact(monkeypatch: pytest.MonkeyPatch, whitespace: str) -> None:
     """The O(log bound) construction large bounds use, forced onto small bounds: every count from
     0 to 12 against every (minItems, maxItems) up to 9, judged by the validator."""
-    from grammar_decode.frontends import json_schema as front_end
+    from grammar_decode.frontends import json_arrays
 
-    monkeypatch.setattr(front_end, "MAX_LINEAR_ITEMS", 0)
+    monkeypatch.setattr(json_arrays, "MAX_LINEAR_ITEMS", 0)
     separators = (",", ":") if whitespace == "compact" else (", ", ": ")
     for low in range(0, 6):
         for high in [None, *range(max(low, 1), 10)]:

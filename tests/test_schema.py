@@ -13,16 +13,17 @@ UNSUPPORTED = [
     ({"type": "string", "pattern": "a(?=b)"}, "pattern", ""),
     ({"type": "string", "pattern": "\\p{Letter}"}, "pattern", ""),
     ({"type": "string", "format": "hostname"}, "format", ""),
-    ({"type": "number", "minimum": 0}, "minimum", ""),
-    ({"type": "object", "properties": {"a": {"type": "number", "exclusiveMaximum": 3}}, "required": ["a"]},
-     "exclusiveMaximum", "/properties/a"),
+    ({"type": "array", "contains": {"type": "string"}, "maxContains": 1}, "maxContains", ""),
+    ({"type": "object", "properties": {"a": {"if": {"type": "string"}, "then": {"minLength": 1}}}, "required": ["a"]},
+     "if", "/properties/a"),
     ({"type": "integer", "multipleOf": 3}, "multipleOf", ""),
     ({"type": "array", "items": {"type": "object", "properties": {"x/y": {"$ref": "https://x.org/s"}}}}, "$ref",
      "/items/properties/x~1y"),
-    ({"type": "object", "additionalProperties": {"type": "string"}}, "additionalProperties", ""),
+    ({"type": "object", "dependencies": {"a": {"required": ["b"]}}}, "dependencies", "/dependencies"),
+    ({"type": "object", "minProperties": 3, "properties": {"a": {}}}, "minProperties", ""),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", ""),
-    ({"type": "array", "prefixItems": [{"type": "string"}]}, "prefixItems", ""),
-    ({"oneOf": [{"type": "string"}]}, "oneOf", ""),
+    ({"type": "array", "prefixItems": [{"type": "string"}], "additionalItems": False}, "additionalItems", ""),
+    ({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]}, "oneOf", ""),
     ({"allOf": [{"type": "string", "format": "date"}, {"format": "time"}]}, "allOf", ""),
 ]
 
@@ -168,7 +169,8 @@ def test_const_with_non_ascii_has_both_json_dumps_spellings() -> None:
 
 def test_empty_object_and_empty_array_forms() -> None:
     assert gd.compile_json_schema({"type": "object"}).accepts("{}")
-    assert not gd.compile_json_schema({"type": "object"}).accepts('{"a":1}')
+    assert gd.compile_json_schema({"type": "object"}).accepts('{"a":1}'), "absent additionalProperties: any key"
+    assert not gd.compile_json_schema({"type": "object"}, extra_keys="forbid").accepts('{"a":1}')
     zero = gd.compile_json_schema({"type": "array", "maxItems": 0})
     assert zero.accepts("[]") and not zero.accepts_prefix("[n")
 

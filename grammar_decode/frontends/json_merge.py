@@ -22,8 +22,10 @@ from typing import Any, Callable, NamedTuple
 
 from ..errors import SchemaError, UnsupportedSchemaError
 
+#: Keywords that annotate but constrain nothing; accepted anywhere. ``discriminator`` is OpenAPI's
+#: hint at which ``oneOf`` branch applies: the branches themselves must prove it.
 ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
-                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly"})
+                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator"})
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 #: Most ``$ref``s followed while flattening one conjunction (a cycle of references through
 #: ``allOf`` alone would otherwise never end).
@@ -121,6 +123,22 @@ def _types(value: Any) -> set[str]:
     return names
 
 
+#: Keywords that say which schema applies to which item position.
+_POSITIONAL = ("prefixItems", "items", "additionalItems")
+
+
+def _positions(schema: dict[str, Any], pointer: str) -> tuple[list[Any], Any]:
+    """(prefix schemas, schema of the items after them) of one schema object, in any draft."""
+    items = schema.get("items", True)
+    if isinstance(schema.get("prefixItems"), list):
+        if "additionalItems" in schema:
+            raise UnsupportedSchemaError("additionalItems", pointer, "beside 'prefixItems' (drafts disagree)")
+        return list(schema["prefixItems"]), items
+    if isinstance(items, list):
+        return list(items), schema.get("additionalItems", True)
+    return [], items
+
+
 def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
     """One schema equivalent to the conjunction of ``parts`` (False when it admits nothing that
     can be seen here). At most one part may hold ``anyOf``; the caller distributes over it."""
@@ -129,6 +147,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         return UnsupportedSchemaError("allOf", pointer, detail)
 
     out: dict[str, Any] = {}
+    arrays: list[tuple[list[Any], Any]] = []  # (prefix, rest) of each part that constrains items
     literals: list[Any] | None = None
     closed: list[set[str]] = []  # the keys each additionalProperties: false side allows
     for part in parts:
@@ -136,15 +155,22 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         for keyword in ("exclusiveMinimum", "exclusiveMaximum"):
             if isinstance(items.get(keyword), bool) and len(parts) > 1:
                 raise refuse(keyword, "the draft-4 boolean form")
-        if items.get("additionalProperties") is False:
+        if items.get("additionalProperties", True) is not True and len(parts) > 1:
+            if items["additionalProperties"] is not False:
+                raise refuse("additionalProperties", "a schema value (it applies to the keys its own side does "
+                                                     "not name)")
+            if items.get("patternProperties"):
+                raise refuse("additionalProperties", "false next to patternProperties")
             closed.append(set(items.get("properties", {})))
         if "const" in items or "enum" in items:
             values = [items["const"]] if "const" in items else list(items["enum"])
             if "const" in items and "enum" in items:
                 values = [v for v in values if any(same_json(v, e) for e in items["enum"])]
             literals = values if literals is None else [v for v in literals if any(same_json(v, w) for w in values)]
+        if any(k in items for k in _POSITIONAL):
+            arrays.append(_positions(items, pointer))
         for keyword, value in items.items():
-            if keyword in ANNOTATIONS or keyword in ("const", "enum"):
+            if keyword in ANNOTATIONS or keyword in ("const", "enum") or keyword in _POSITIONAL:
                 continue
             if keyword not in out:
                 out[keyword] = value
@@ -166,10 +192,23 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 out["properties"] = props
             elif keyword == "additionalProperties":
                 if not isinstance(mine, bool) or not isinstance(value, bool):
-                    raise refuse(keyword, "only boolean values")
+                    raise refuse(keyword, "a schema value (it applies to the keys its own side does not name)")
                 out[keyword] = mine and value
-            elif keyword == "items" and not isinstance(mine, list) and not isinstance(value, list):
-                out["items"] = Conjunction((mine, value))
+            elif keyword in ("patternProperties", "dependentRequired", "dependencies"):
+                # each pattern (each dependency) holds on its own: the conjunction has them all
+                both_maps = dict(mine)
+                for key, sub in value.items():
+                    if key not in both_maps:
+                        both_maps[key] = sub
+                    elif keyword == "patternProperties":
+                        both_maps[key] = Conjunction((both_maps[key], sub))
+                    elif isinstance(sub, list) and isinstance(both_maps[key], list):
+                        both_maps[key] = list(both_maps[key]) + [k for k in sub if k not in both_maps[key]]
+                    elif not same_json(both_maps[key], sub):
+                        raise refuse(keyword, f"two dependent schemas for {key!r}")
+                out[keyword] = both_maps
+            elif keyword == "propertyNames":
+                out[keyword] = Conjunction((mine, value))
             elif keyword in ("minItems", "minLength", "minProperties"):
                 out[keyword] = max(mine, value)
             elif keyword in ("maxItems", "maxLength", "maxProperties"):
@@ -185,11 +224,27 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 raise refuse(keyword, "more than one branch has one (the product is not built)")
             elif not same_json(mine, value):
                 raise refuse(keyword, "different values")
+    if len(arrays) == 1 and len(parts) == 1:
+        out.update({k: v for k, v in parts[0].items() if k in _POSITIONAL})
+    elif arrays:
+        # position by position: each side's prefix schema there, or its rest schema past its prefix
+        length = max(len(prefix) for prefix, _rest in arrays)
+
+        def at(index: int) -> Any:
+            schemas = [prefix[index] if index < len(prefix) else rest for prefix, rest in arrays]
+            return schemas[0] if len(schemas) == 1 else Conjunction(schemas)
+
+        if length:
+            out["prefixItems"] = [at(i) for i in range(length)]
+        rests = [rest for _prefix, rest in arrays]
+        out["items"] = rests[0] if len(rests) == 1 else Conjunction(rests)
     if literals is not None:
         if not literals:
             return False
         out["enum"] = literals
     if closed:
+        if out.get("patternProperties"):
+            raise refuse("additionalProperties", "false on one side, patternProperties on another")
         allowed = set.intersection(*closed)
         out["additionalProperties"] = False
         out["properties"] = {k: v for k, v in out.get("properties", {}).items() if k in allowed}

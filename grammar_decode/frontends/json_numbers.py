@@ -6,6 +6,12 @@ strings of one length at a time, split digit by digit where they leave the bound
 (the classic range-to-regex construction). O(digits²) nodes; no integer is enumerated, so
 ``maximum: 10**18`` costs the same as ``maximum: 10``.
 
+``number_range(exprs, schema)`` is the same for ``type: number``: integer spellings as above,
+and fixed-point spellings (``-?int.frac``, no exponent: a subset of the valid numbers, stated in
+``docs/numbers-and-whitespace.md``) whose exact decimal value lies within the bounds moved
+outward to the nearest doubles, so that ``json.loads`` (which reads such text as a double,
+rounding to nearest) can never carry a written value across a bound.
+
 ``bounds(schema)`` reads ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (the
 draft-4 boolean form too) into the integer interval they leave, exactly: the bounds are read as
 the exact rationals their JSON numbers denote (floats as their exact binary value), so the
@@ -19,7 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import SchemaError
-from ..ir.regex import ExprSet, byte_range
+from ..ir.regex import NOTHING, ExprSet, byte_range
 
 #: The numeric keywords (each applies to integers and numbers alike).
 BOUND_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -32,6 +38,19 @@ def _number(schema: dict[str, Any], keyword: str, pointer: str) -> Fraction | No
     if not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
         raise SchemaError(f"{keyword!r} must be a number, got {value!r}", pointer)
     return Fraction(value)
+
+
+def non_negative_int(schema: dict[str, Any], keyword: str, pointer: str) -> int | None:
+    """The value of a count keyword (``minItems``, ``maxLength``...; ``2.0`` reads as 2), None
+    when absent; ``SchemaError`` for anything but a non-negative integer."""
+    if keyword not in schema:
+        return None
+    value = schema[keyword]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SchemaError(f"{keyword!r} must be a non-negative integer, got {value!r}", pointer)
+    return value
 
 
 def bounds(schema: dict[str, Any], pointer: str) -> tuple[int | None, int | None]:
@@ -125,3 +144,150 @@ def _same_length(exprs: ExprSet, low: str, high: str) -> int:
                                     exprs.repeat(_digits(exprs, "0", "9"), rest, rest)))
     options.append(exprs.concat(_digits(exprs, high[0], high[0]), _same_length(exprs, "0" * rest, high[1:])))
     return exprs.concat(prefix, exprs.alt(*options))
+
+
+def float_bounds(schema: dict[str, Any], pointer: str) -> tuple[Fraction | None, Fraction | None]:
+    """Inclusive bounds ``[low, high]``, each a double (as an exact rational), such that every
+    decimal text whose exact value lies within them parses (rounding to nearest) to a double
+    the bound keywords of ``schema`` accept. None for no bound."""
+    lows: list[Fraction] = []
+    highs: list[Fraction] = []
+    minimum, maximum = _number(schema, "minimum", pointer), _number(schema, "maximum", pointer)
+    strict_min = schema.get("exclusiveMinimum") is True
+    strict_max = schema.get("exclusiveMaximum") is True
+    if minimum is not None:
+        lows.append(_double_above(minimum, strict_min))
+    if maximum is not None:
+        highs.append(-_double_above(-maximum, strict_max))
+    exclusive_min = _number(schema, "exclusiveMinimum", pointer)
+    exclusive_max = _number(schema, "exclusiveMaximum", pointer)
+    if exclusive_min is not None:
+        lows.append(_double_above(exclusive_min, True))
+    if exclusive_max is not None:
+        highs.append(-_double_above(-exclusive_max, True))
+    return (max(lows) if lows else None), (min(highs) if highs else None)
+
+
+#: Most fraction digits of a decimal bound (a bound with more is moved inward to this many).
+FRACTION_DIGITS_MAX = 24
+
+#: Bounds beyond this magnitude are clamped to it (every number the lexer spells is smaller).
+_HUGE = Fraction(10) ** 30
+
+
+def _double_above(bound: Fraction, strict: bool) -> Fraction:
+    """A decimal ``D`` such that every text of exact value ``>= D`` parses to a double ``>=
+    bound`` (``> bound`` when ``strict``): the shortest decimal that reads back as the least
+    such double ``L``. It reads back as ``L``, so it lies at or above the midpoint below
+    ``L``, and rounding to nearest takes anything at or above it to ``L`` or higher."""
+    bound = max(-_HUGE, min(_HUGE, bound))
+    value = float(bound)
+    if Fraction(value) < bound or (strict and Fraction(value) == bound):
+        value = math.nextafter(value, math.inf)
+    # rounded up to FRACTION_DIGITS_MAX decimals: a tighter bound still, and expressions whose
+    # depth a bound like 5e-324 (324 fraction digits) cannot blow up
+    scale = 10 ** FRACTION_DIGITS_MAX
+    return Fraction(math.ceil(Fraction(repr(value)) * scale), scale)
+
+
+def number_range(exprs: ExprSet, schema: dict[str, Any], pointer: str, max_digits: int | None) -> int | None:
+    """Spellings of numbers within the bound keywords: integers exactly (``integer_range``) and
+    fixed-point decimals within ``float_bounds``; None when there are none."""
+    int_low, int_high = bounds(schema, pointer)
+    low, high = float_bounds(schema, pointer)
+    parts = []
+    whole = integer_range(exprs, int_low, int_high, max_digits)
+    if whole is not None:
+        parts.append(whole)
+    if low is None or high is None or low <= high:
+        limit = None if max_digits is None else Fraction(10) ** max_digits  # the integer part stays below
+        negative_top = None if low is None else -low  # magnitudes of the negative values
+        if low is None or low <= 0:
+            top = negative_top if limit is None or (negative_top is not None and negative_top < limit) else limit
+            bottom = Fraction(0) if high is None or high >= 0 else -high
+            if top is None or bottom <= top:
+                parts.append(exprs.concat(exprs.literal(b"-"), _decimal_magnitudes(exprs, bottom, top, limit)))
+        if high is None or high >= 0:
+            top = high if limit is None or (high is not None and high < limit) else limit
+            bottom = Fraction(0) if low is None or low <= 0 else low
+            if top is None or bottom <= top:
+                parts.append(_decimal_magnitudes(exprs, bottom, top, limit))
+    return exprs.alt(*parts) if parts else None
+
+
+def _decimal_magnitudes(exprs: ExprSet, low: Fraction, high: Fraction | None, limit: Fraction | None) -> int:
+    """``(0|[1-9][0-9]*)\\.[0-9]+`` with exact value in ``[low, high]`` (0 <= low; ``high``
+    None: unbounded; an integer part of ``limit`` or more never)."""
+    digit = _digits(exprs, "0", "9")
+    point = exprs.literal(b".")
+    any_fraction = exprs.concat(point, exprs.plus(digit))
+    low_int, low_frac = _split(low)
+    cap = None if limit is None else int(limit) - 1
+    if high is not None and high == limit:
+        high = None  # the cap bounds the integer part on its own
+    if cap is not None and low_int > cap:
+        return NOTHING
+    if high is None:
+        options = [exprs.concat(_natural(exprs, low_int, low_int), point, _fraction_at_least(exprs, low_frac, True))]
+        if cap is None or low_int + 1 <= cap:
+            options.append(exprs.concat(_natural(exprs, low_int + 1, cap), any_fraction))
+        return exprs.alt(*options)
+    high_int, high_frac = _split(high)
+    if low_int == high_int:
+        between = exprs.both(_fraction_at_least(exprs, low_frac, True), _fraction_at_most(exprs, high_frac, True))
+        return exprs.concat(_natural(exprs, low_int, low_int), point, between)
+    options = [exprs.concat(_natural(exprs, low_int, low_int), point, _fraction_at_least(exprs, low_frac, True)),
+               exprs.concat(_natural(exprs, high_int, high_int), point, _fraction_at_most(exprs, high_frac, True))]
+    if low_int + 1 <= high_int - 1:
+        options.append(exprs.concat(_natural(exprs, low_int + 1, high_int - 1), any_fraction))
+    return exprs.alt(*options)
+
+
+def _natural(exprs: ExprSet, low: int, high: int | None) -> int:
+    return _non_negative(exprs, low, high)
+
+
+def _split(value: Fraction) -> tuple[int, str]:
+    """Integer part and the fraction's decimal digits without trailing zeros (``value`` is a
+    non-negative double, so its expansion is finite)."""
+    whole = math.floor(value)
+    rest = value - whole
+    digits = []
+    while rest:
+        rest *= 10
+        digit = math.floor(rest)
+        digits.append(str(digit))
+        rest -= digit
+    return whole, "".join(digits)
+
+
+def _fraction_at_least(exprs: ExprSet, digits: str, non_empty: bool) -> int:
+    """Digit strings ``d`` with ``0.d >= 0.digits`` (at least one digit when ``non_empty``).
+    Built from the last digit back: O(len(digits)) nodes, no recursion."""
+    digit = _digits(exprs, "0", "9")
+    if not digits:
+        return exprs.plus(digit) if non_empty else exprs.star(digit)
+    tail = exprs.star(digit)  # past the last digit of the bound: anything
+    for d in reversed(digits):
+        options = [exprs.concat(exprs.literal(d.encode()), tail)]
+        if d != "9":
+            options.append(exprs.concat(_digits(exprs, chr(ord(d) + 1), "9"), exprs.star(digit)))
+        tail = exprs.alt(*options)
+    return tail
+
+
+def _fraction_at_most(exprs: ExprSet, digits: str, non_empty: bool) -> int:
+    """Digit strings ``d`` with ``0.d <= 0.digits`` (at least one digit when ``non_empty``)."""
+    digit = _digits(exprs, "0", "9")
+    if not digits:
+        return exprs.plus(exprs.literal(b"0")) if non_empty else exprs.star(exprs.literal(b"0"))
+    tail = exprs.star(exprs.literal(b"0"))  # past the last digit of the bound: only zeros
+    for index in range(len(digits) - 1, -1, -1):
+        d = digits[index]
+        options = [exprs.concat(exprs.literal(d.encode()), tail)]
+        if d != "0":
+            options.append(exprs.concat(_digits(exprs, "0", chr(ord(d) - 1)), exprs.star(digit)))
+        if index > 0 or not non_empty:
+            options.append(exprs.literal(b""))  # the string may stop here: the rest reads as zeros
+        tail = exprs.alt(*options)
+    return tail

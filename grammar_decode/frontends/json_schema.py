@@ -11,26 +11,28 @@ What a schema becomes:
   ``true``/``false``/``null``, each object key (its spellings as ``json.dumps`` writes them, raw
   UTF-8 and ``\\uXXXX``-escaped) and each ``enum``/``const`` value.
 * Rules: one per schema object reached (memoised by identity, so recursive ``$ref`` is a
-  recursive rule), with an alternative per admitted type and per ``anyOf`` branch; objects
-  emit their keys in ``properties`` order, each optional key emitted or skipped, required keys
-  that ``properties`` does not list last, in ``required`` order, with any JSON value; arrays count
-  their items with one rule per count for small bounds and O(log bound) rules for large ones.
+  recursive rule), with an alternative per admitted type and per ``anyOf`` branch; objects are
+  built by ``json_objects`` (named keys in a fixed order, then any other keys the schema admits),
+  arrays by ``json_arrays`` (positions, counts and ``contains`` as a small automaton).
 * Any JSON (``{}``, ``true``, no ``type``): a recursive rule for every JSON value.
 
 A subschema that admits nothing (``false``, an ``enum`` none of whose values pass the sibling
 keywords) becomes a rule with no alternatives; the grammar rewrite prunes what can never be
 emitted, and only a root that admits nothing is an error.
 
-Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``$ref`` (within the document:
-``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer), ``$defs``/``definitions``,
-``allOf`` and ``$ref``/``anyOf`` with sibling keywords (conjunctions merged by ``json_merge``, one
-rule per conjunction of document objects, ``anyOf`` distributed over it); strings: ``pattern`` (search semantics on the decoded text, whatever
-escapes spell it; accepted only where Python's ``re``, which the ``jsonschema`` validator uses,
-and ECMA-262 agree), ``minLength``/``maxLength`` (code points; with ``pattern``, the intersection);
-integers: ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (``json_numbers``;
-bounds on ``number`` are refused); objects:
-``properties``, ``required``, ``additionalProperties`` as a boolean (keys outside ``properties``
-are never emitted); arrays: ``items`` (one schema), ``minItems``, ``maxItems``.
+Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``oneOf`` (where its branches
+are proved disjoint, ``json_disjoint``), ``$ref`` (within the document: ``#``, ``#/$defs/...``,
+``#/definitions/...``, any JSON pointer), ``$defs``/``definitions``, ``allOf`` and
+``$ref``/``anyOf`` with sibling keywords (conjunctions merged by ``json_merge``, one rule per
+conjunction of document objects, ``anyOf`` distributed over it); strings: ``pattern`` (search
+semantics on the decoded text, whatever escapes spell it; accepted only where Python's ``re``,
+which the ``jsonschema`` validator uses, and ECMA-262 agree), ``minLength``/``maxLength`` (code
+points; with ``pattern``, the intersection), ``format`` (``json_formats``); numbers and
+integers: ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (``json_numbers``);
+objects: ``properties``, ``required``, ``additionalProperties``, ``patternProperties``,
+``propertyNames``, ``minProperties``/``maxProperties``, ``dependentRequired`` and
+``dependencies`` (arrays of keys); arrays: ``items``, ``prefixItems``, ``additionalItems``,
+``minItems``/``maxItems``, ``contains``/``minContains``, ``uniqueItems`` up to one item.
 """
 
 from __future__ import annotations
@@ -46,31 +48,31 @@ from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
 from .json_formats import FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
-from .json_merge import Conjunction, Part, Patterns, flatten, key_of, merge
-from .json_numbers import BOUND_KEYWORDS, bounds, has_bounds, integer_range
+from .json_arrays import array_alternatives
+from .json_disjoint import disjoint
+from .json_merge import ANNOTATIONS, TYPES, Conjunction, Part, Patterns, flatten, key_of, merge
+from .json_numbers import BOUND_KEYWORDS, bounds, non_negative_int, float_bounds, has_bounds, integer_range, number_range
+from .json_objects import object_rule
 from .regex import translate
 
-#: Keywords that annotate but constrain nothing; accepted anywhere.
-ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
-                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly"})
-
-TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 #: Keywords that constrain one type only (the others pass them by).
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
-    "object": frozenset({"properties", "required", "additionalProperties"}),
-    "array": frozenset({"items", "minItems", "maxItems"}),
+    "object": frozenset({"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+                         "minProperties", "maxProperties", "dependentRequired", "dependencies"}),
+    "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
+                        "maxContains", "uniqueItems"}),
     "string": frozenset({"pattern", "minLength", "maxLength", "format"}),
     "integer": frozenset(BOUND_KEYWORDS),
     "number": frozenset(BOUND_KEYWORDS),
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
-_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "allOf", "$ref"}
+_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
 
-#: Largest item bound compiled with one rule per count; larger bounds take O(log bound) rules.
-MAX_LINEAR_ITEMS = 64
+#: Most ``oneOf`` branches (disjointness is proved for every pair).
+MAX_ONE_OF = 64
 
 
 def pointer_join(parent: str, token: Union[str, int]) -> str:
@@ -112,23 +114,16 @@ def literal_spellings(value: Any, spaced: bool) -> list[bytes]:
     return out
 
 
-def _non_negative_int(schema: dict[str, Any], keyword: str, pointer: str) -> int | None:
-    if keyword not in schema:
-        return None
-    value = schema[keyword]
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SchemaError(f"{keyword!r} must be a non-negative integer, got {value!r}", pointer)
-    return value
-
-
 class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
-    def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert") -> None:
+    def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert",
+                 extra_keys: str = "schema") -> None:
         self.document = document
         self.formats = formats
+        #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
+        #: "forbid": an absent ``additionalProperties`` forbids them
+        self.extra_keys = extra_keys
         self.grammar = Grammar()
         self.lex = JsonLexemes(self.grammar, max_whitespace, capped)
         #: why subschemas admit nothing, first found first: (pointer, message)
@@ -141,6 +136,7 @@ class JsonSchemaCompiler:
         # lexemes narrowed by keywords, by what narrows them: strings (pattern, format, lengths), integers
         self._bounded: dict[tuple[Any, ...], Symbol] = {}
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
+        self._one_of_views: dict[int, dict[str, Any]] = {}
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -151,7 +147,7 @@ class JsonSchemaCompiler:
     def value(self, schema: Any, pointer: str) -> Symbol:
         """The rule for the values ``schema`` admits (one rule per schema object)."""
         if isinstance(schema, Conjunction):
-            return self._conjunction(flatten(list(schema), self._resolve, pointer), pointer)
+            return self._conjunction(flatten(list(schema), self.resolve, pointer), pointer)
         key = id(schema)
         found = self._rules.get(key)
         if found is not None:
@@ -172,11 +168,13 @@ class JsonSchemaCompiler:
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
         self._check_keywords(schema, pointer)
+        if "oneOf" in schema:
+            schema = self._one_of_as_any_of(schema, pointer)
         if "allOf" in schema or ("$ref" in schema and any(k != "$ref" and k not in ANNOTATIONS for k in schema)):
-            parts = flatten([schema], self._resolve, pointer)
+            parts = flatten([schema], self.resolve, pointer)
             return [(self._conjunction(parts, pointer),)]
         if "$ref" in schema:
-            return [(self.value(self._resolve(schema["$ref"], pointer), pointer_join(pointer, "$ref")),)]
+            return [(self.value(self.resolve(schema["$ref"], pointer), pointer_join(pointer, "$ref")),)]
         if "enum" in schema or "const" in schema:
             return self._literals(schema, pointer)
         types = self._types(schema, pointer)
@@ -186,7 +184,7 @@ class JsonSchemaCompiler:
                 raise SchemaError("'anyOf' must be a non-empty array", pointer_join(pointer, "anyOf"))
             if any(k != "anyOf" and k not in ANNOTATIONS for k in schema):
                 # A and (B1 or B2) = (A and B1) or (A and B2)
-                return [(self._conjunction(flatten([schema], self._resolve, pointer), pointer),)]
+                return [(self._conjunction(flatten([schema], self.resolve, pointer), pointer),)]
             return [(self.value(branch, pointer_join(pointer_join(pointer, "anyOf"), i)),)
                     for i, branch in enumerate(branches)]
         if types is None:
@@ -199,6 +197,35 @@ class JsonSchemaCompiler:
             out.extend(self._typed(schema, type_name, pointer))
         return out
 
+    def _one_of_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """``schema`` with ``oneOf`` read as ``anyOf``, which says the same when no value can pass
+        two branches (``json_disjoint`` proves it, pair by pair; O(branches²) proofs)."""
+        where = pointer_join(pointer, "oneOf")
+        branches = schema["oneOf"]
+        if not isinstance(branches, list) or not branches:
+            raise SchemaError("'oneOf' must be a non-empty array", where)
+        if "anyOf" in schema:
+            raise UnsupportedSchemaError("oneOf", pointer, "next to 'anyOf' (the product is not built)")
+        if len(branches) > MAX_ONE_OF:
+            raise UnsupportedSchemaError("oneOf", pointer, f"more than {MAX_ONE_OF} branches to prove apart")
+        siblings = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
+        # the proofs may use what the siblings already rule out ("type": "object" beside the branches)
+        views = [{"allOf": [siblings, branch]} if siblings else branch for branch in branches]
+        for i, first in enumerate(views):
+            for j in range(i + 1, len(views)):
+                if not disjoint(first, views[j], self.resolve, where):
+                    raise UnsupportedSchemaError("oneOf", pointer, f"branches {i} and {j} are not provably disjoint "
+                                                                   "(different types, distinct const/enum values, "
+                                                                   "apart bounds or a discriminating required key "
+                                                                   "would prove it)")
+        found = self._one_of_views.get(id(schema))
+        if found is None:
+            found = {k: v for k, v in schema.items() if k != "oneOf"}
+            found["anyOf"] = branches
+            self._one_of_views[id(schema)] = found
+            self._keep.extend((schema, found))  # ids key the views: both stay alive while compiling
+        return found
+
     def _typed(self, schema: dict[str, Any], type_name: str, pointer: str) -> list[tuple[Symbol, ...]]:
         lex = self.lex
         if type_name == "object":
@@ -206,17 +233,14 @@ class JsonSchemaCompiler:
         if type_name == "array":
             return self._array(schema, pointer)
         if type_name == "string":
-            string = self._string(schema, pointer)
+            string = self.string_lexeme(schema, pointer)
             return [] if string is None else [(string,)]
         if type_name == "integer":
             integer = self._integer(schema, pointer)
             return [] if integer is None else [(integer,)]
         if type_name == "number":
-            if has_bounds(schema):
-                keyword = next(k for k in BOUND_KEYWORDS if k in schema and not isinstance(schema[k], bool))
-                raise UnsupportedSchemaError(keyword, pointer, "bounds on numbers that may have a fraction or an "
-                                                               "exponent (bounds on 'type': 'integer' are supported)")
-            return [(lex.number,)]
+            number = self._number(schema, pointer)
+            return [] if number is None else [(number,)]
         if type_name == "boolean":
             return [(lex.literal(b"true"),), (lex.literal(b"false"),)]
         return [(lex.literal(b"null"),)]
@@ -232,22 +256,21 @@ class JsonSchemaCompiler:
             if not isinstance(schema["$ref"], str):
                 raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
         self._types(schema, pointer)
-        _non_negative_int(schema, "minItems", pointer)
-        _non_negative_int(schema, "maxItems", pointer)
-        _non_negative_int(schema, "minLength", pointer)
+        non_negative_int(schema, "minItems", pointer)
+        non_negative_int(schema, "maxItems", pointer)
+        non_negative_int(schema, "minLength", pointer)
         bounds(schema, pointer)
-        _non_negative_int(schema, "maxLength", pointer)
+        non_negative_int(schema, "maxLength", pointer)
         if "enum" in schema and not isinstance(schema["enum"], list):
             raise SchemaError("'enum' must be an array", pointer_join(pointer, "enum"))
         self._required(schema, pointer)
-        if not isinstance(schema.get("additionalProperties", True), bool):
-            raise UnsupportedSchemaError("additionalProperties", pointer, "only boolean values are supported")
-        if not isinstance(schema.get("properties", {}), dict):
-            raise SchemaError("'properties' must be an object", pointer_join(pointer, "properties"))
+        for keyword in ("properties", "patternProperties"):
+            if not isinstance(schema.get(keyword, {}), dict):
+                raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
         if "pattern" in schema and not isinstance(schema["pattern"], (str, Patterns)):
             raise SchemaError("'pattern' must be a string", pointer_join(pointer, "pattern"))
-        if isinstance(schema.get("items"), list):
-            raise UnsupportedSchemaError("items", pointer, "array form of 'items' (use prefixItems)")
+        if not isinstance(schema.get("uniqueItems", False), bool):
+            raise SchemaError("'uniqueItems' must be a boolean", pointer_join(pointer, "uniqueItems"))
         for keyword in ("$defs", "definitions"):
             if keyword in schema and not isinstance(schema[keyword], dict):
                 raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
@@ -275,7 +298,7 @@ class JsonSchemaCompiler:
             raise SchemaError("'required' has duplicate keys", pointer_join(pointer, "required"))
         return required
 
-    def _resolve(self, ref: str, pointer: str) -> Any:
+    def resolve(self, ref: str, pointer: str) -> Any:
         where = pointer_join(pointer, "$ref")
         if not ref.startswith("#"):
             raise UnsupportedSchemaError("$ref", pointer, f"only references within the document ('#...'), not {ref!r}")
@@ -293,13 +316,13 @@ class JsonSchemaCompiler:
                 raise SchemaError(f"'$ref' {ref!r} points at nothing", where)
         return target
 
-    def _string(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
+    def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The string lexeme for ``pattern``, ``format``, ``minLength`` and ``maxLength`` together
         (their intersection; None when no string passes the lengths)."""
         pattern = schema.get("pattern")
         fmt = schema.get("format") if self.formats == "assert" else None
-        low = _non_negative_int(schema, "minLength", pointer) or 0
-        high = _non_negative_int(schema, "maxLength", pointer)
+        low = non_negative_int(schema, "minLength", pointer) or 0
+        high = non_negative_int(schema, "maxLength", pointer)
         if high is not None and high < low:
             self.empty_reasons.append((pointer, f"minLength {low} > maxLength {high}"))
             return None
@@ -312,7 +335,7 @@ class JsonSchemaCompiler:
         exprs = self.grammar.exprs
         bodies = []
         for one in (pattern if isinstance(pattern, Patterns) else () if pattern is None else (pattern,)):
-            bodies.append(self._pattern_body(one, pointer))
+            bodies.append(self.pattern_body(one, pointer))
         if fmt is not None:
             if not isinstance(fmt, str):
                 raise SchemaError("'format' must be a string", pointer_join(pointer, "format"))
@@ -346,7 +369,24 @@ class JsonSchemaCompiler:
         found = self._bounded[key] = self.grammar.lexeme(expr, f"integer [{low}, {high}]")
         return found
 
-    def _pattern_body(self, pattern: str, pointer: str) -> int:
+    def _number(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
+        """The number lexeme within the bound keywords (``json_numbers.number_range``: no
+        exponent under bounds; None when no number is within them)."""
+        if not has_bounds(schema):
+            return self.lex.number
+        low, high = float_bounds(schema, pointer)
+        key = ("number", low, high, bounds(schema, pointer))
+        found = self._bounded.get(key)
+        if found is not None:
+            return found
+        expr = number_range(self.grammar.exprs, schema, pointer, INTEGER_DIGITS_MAX if self.lex.capped else None)
+        if expr is None:
+            self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
+            return None
+        found = self._bounded[key] = self.grammar.lexeme(expr, f"number [{low}, {high}]")
+        return found
+
+    def pattern_body(self, pattern: str, pointer: str) -> int:
         """The JSON-encoded texts (no quotes) whose decoded text ``pattern`` matches with search
         semantics, whatever escapes spell it. The text must match under both Python's ``re``
         (what the ``jsonschema`` validator uses) and ECMA-262 (what the specification says): see
@@ -394,7 +434,7 @@ class JsonSchemaCompiler:
             out = []
             for i, branch in enumerate(branches):
                 where = pointer_join(pointer_join(pointer, "anyOf"), i)
-                extra = flatten([branch], self._resolve, where)
+                extra = flatten([branch], self.resolve, where)
                 if extra is False:
                     continue
                 out.append((self._conjunction(others + ([] if extra is True else extra), where),))
@@ -429,121 +469,12 @@ class JsonSchemaCompiler:
     # -- objects -------------------------------------------------------------------------------
 
     def _object(self, schema: dict[str, Any], pointer: str) -> Symbol:
-        g, lex = self.grammar, self.lex
-        properties: dict[str, Any] = schema.get("properties", {})
-        required = self._required(schema, pointer)
-        additional = schema.get("additionalProperties", True)
-        keys: list[tuple[str, bool, Symbol]] = []  # (key, required, value rule)
-        props_pointer = pointer_join(pointer, "properties")
-        for key, sub in properties.items():
-            if sub is False and key not in required:
-                continue  # may never be emitted
-            keys.append((key, key in required, self.value(sub, pointer_join(props_pointer, key))))
-        for key in required:
-            if key not in properties:
-                if additional is False:
-                    raise SchemaError(f"required key {key!r} is forbidden by additionalProperties: false", pointer)
-                keys.append((key, True, self.any_value()))
-        n = len(keys)
-        members = [lex.seq(lex.key(k), lex.ws, lex.colon, lex.ws, value) for k, _req, value in keys]
-        # first[i]: the first emitted key is at index >= i; rest[i]: some key emitted, keys >= i remain
-        first = [g.rule(f"{pointer or '/'} keys>={i}") for i in range(n)]
-        rest = [g.rule(f"{pointer or '/'} more>={i}") for i in range(n + 1)]
-        g.define(rest[n], [lex.seq(lex.ws, lex.close_brace)])
-        for i in range(n - 1, -1, -1):
-            _key, is_required, _value = keys[i]
-            g.define(rest[i], [lex.seq(lex.ws, lex.comma, lex.ws, *members[i], rest[i + 1])])
-            g.define(first[i], [(*members[i], rest[i + 1])])
-            if not is_required:
-                g.define(rest[i], [(rest[i + 1],)])
-                if i + 1 < n:
-                    g.define(first[i], [(first[i + 1],)])
-        obj = g.rule(f"{pointer or '/'} object")
-        alternatives = []
-        if all(not req for _k, req, _v in keys):
-            alternatives.append(lex.seq(lex.open_brace, lex.ws, lex.close_brace))
-        if n:
-            alternatives.append(lex.seq(lex.open_brace, lex.ws, first[0]))
-        g.define(obj, alternatives)
-        return obj
+        return object_rule(self, schema, pointer)
 
     # -- arrays --------------------------------------------------------------------------------
 
     def _array(self, schema: dict[str, Any], pointer: str) -> list[tuple[Symbol, ...]]:
-        g, lex = self.grammar, self.lex
-        low = _non_negative_int(schema, "minItems", pointer) or 0
-        high = _non_negative_int(schema, "maxItems", pointer)
-        if high is not None and high < low:
-            raise SchemaError(f"minItems {low} exceeds maxItems {high}", pointer)
-        items = schema.get("items", True)
-        empty = lex.seq(lex.open_bracket, lex.ws, lex.close_bracket)
-        if items is False or high == 0:
-            return [empty] if low == 0 else []
-        item = self.value(items, pointer_join(pointer, "items"))
-        if max(low, high or 0) > MAX_LINEAR_ITEMS:
-            return self._counted_array(item, low, high, pointer, empty)
-        # after[k]: k items written (k >= 1); counts past max(low, 1) collapse when unbounded
-        last = high if high is not None else max(low, 1)
-        after = [g.rule(f"{pointer or '/'} items={k}") for k in range(last + 1)]
-        for k in range(1, last + 1):
-            alternatives = []
-            if k >= low:
-                alternatives.append(lex.seq(lex.ws, lex.close_bracket))
-            if high is None and k == last:
-                alternatives.append(lex.seq(lex.ws, lex.comma, lex.ws, item, after[k]))
-            elif high is None or k < high:
-                alternatives.append(lex.seq(lex.ws, lex.comma, lex.ws, item, after[k + 1]))
-            g.define(after[k], alternatives)
-        out = [lex.seq(lex.open_bracket, lex.ws, item, after[1])]
-        if low == 0:
-            out.append(empty)
-        return out
-
-    def _counted_array(self, item: Symbol, low: int, high: int | None, pointer: str,
-                       empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
-        """Item counts with O(log bound) rules, unambiguously: ``exactly(n)`` is ``n`` times
-        ", item" (by halving), ``up_to(n)`` is 1..``n`` times (the first half, or the whole first
-        half and then part of the second), so a bound of 10^8 is a few dozen rules and every count
-        has exactly one parse."""
-        g, lex = self.grammar, self.lex
-        name = pointer or "/"
-        one = lex.seq(lex.ws, lex.comma, lex.ws, item)
-        exact: dict[int, Symbol] = {}
-        upto: dict[int, Symbol] = {}
-
-        def exactly(n: int) -> Symbol:
-            found = exact.get(n)
-            if found is None:
-                found = exact[n] = g.rule(f"{name} (,item)x{n}")
-                if n == 1:
-                    g.define(found, [one])
-                elif n % 2 == 0:
-                    g.define(found, [(exactly(n // 2), exactly(n // 2))])
-                else:
-                    g.define(found, [(exactly(n - 1), exactly(1))])
-            return found
-
-        def up_to(n: int) -> Symbol:
-            found = upto.get(n)
-            if found is None:
-                found = upto[n] = g.rule(f"{name} (,item)x1..{n}")
-                if n == 1:
-                    g.define(found, [(exactly(1),)])
-                elif n % 2 == 0:
-                    g.define(found, [(up_to(n // 2),), (exactly(n // 2), up_to(n // 2))])
-                else:
-                    g.define(found, [(up_to(n - 1),), (exactly(n - 1), exactly(1))])
-            return found
-
-        close = lex.seq(lex.ws, lex.close_bracket)
-        head = lex.seq(lex.open_bracket, lex.ws, item) + ((exactly(low - 1),) if low > 1 else ())
-        tail = g.rule(f"{name} more items")
-        if high is None:
-            g.define(tail, [close, one + (tail,)])
-        else:
-            spare = high - max(low, 1)
-            g.define(tail, [close] + ([(up_to(spare),) + close] if spare > 0 else []))
-        return [head + (tail,)] + ([empty] if low == 0 else [])
+        return array_alternatives(self, schema, pointer)
 
     # -- enum / const --------------------------------------------------------------------------
 
@@ -579,7 +510,8 @@ class JsonSchemaCompiler:
     def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
-        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False, formats=self.formats)
+        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False, formats=self.formats,
+                                 extra_keys=self.extra_keys)
         sub._filter_depth = self._filter_depth + 1
         sub.grammar.start = sub.value(siblings, pointer)
         try:
@@ -608,7 +540,8 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 
 
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
-                        max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert") -> CompiledGrammar:
+                        max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
+                        extra_keys: str = "schema") -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -619,6 +552,11 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         formats: ``"assert"`` (default) enforces ``format`` exactly for the formats in
             ``json_formats.FORMATS`` and refuses the others; ``"annotation"`` ignores ``format``,
             as the specification allows (generated strings then need not pass a format checker).
+        extra_keys: ``"schema"`` (default) admits keys outside ``properties`` as the schema says:
+            an absent ``additionalProperties`` admits any such key with any value, as the
+            specification says; ``"forbid"`` reads an absent ``additionalProperties`` as
+            ``false``, so generated objects hold only the keys the schema names (or its
+            ``patternProperties`` match), as generation-oriented users usually want.
 
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
@@ -630,8 +568,11 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         raise ValueError(f"max_whitespace must be a positive integer, got {max_whitespace!r}")
     if formats not in ("assert", "annotation"):
         raise ValueError(f"formats must be 'assert' or 'annotation', got {formats!r}")
+    if extra_keys not in ("schema", "forbid"):
+        raise ValueError(f"extra_keys must be 'schema' or 'forbid', got {extra_keys!r}")
     document = parse_schema(schema)
-    compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats)
+    compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
+                                  extra_keys=extra_keys)
     try:
         grammar = compiler.compile_root()
         compiled = CompiledGrammar(grammar, "JSON Schema")

@@ -1,0 +1,388 @@
+"""JSON objects: the grammar of the members a schema object admits.
+
+Keywords: ``properties``, ``required``, ``additionalProperties`` (a schema; absent means any
+value, as the specification says, unless the compiler is asked to forbid keys outside the schema),
+``patternProperties``, ``propertyNames``, ``minProperties``/``maxProperties``, and
+``dependentRequired``/``dependencies`` in array form.
+
+What the grammar writes:
+
+* **Named keys** first, each at most once, in a fixed order: ``properties`` order, then keys that
+  ``required`` or a dependency names and ``properties`` does not. A named key's value is the
+  conjunction of its ``properties`` schema and every ``patternProperties`` schema whose pattern
+  matches the key, or ``additionalProperties`` when neither applies. Named keys are written as
+  ``json.dumps`` spells them (raw UTF-8 or ``\\uXXXX``).
+* **Other keys** after them, any number: a JSON string that decodes to none of the named keys
+  (whatever escapes spell it), split into regions by which patterns match it (``region`` =
+  the string language ∩ matching patterns ∩ ¬ the others, empty regions dropped), each region's
+  value the conjunction of its patterns' schemas, or ``additionalProperties`` for keys no pattern
+  matches. ``propertyNames`` narrows every key: named keys it rejects cannot be written; other
+  keys are intersected with its string language (an ``enum``/``const`` there turns the other
+  keys into named ones).
+
+Two other keys may spell the same name; a parser keeps the last value, which passed the same
+schema, so the document stays valid, but it then has fewer distinct keys than members. Member
+counts bound ``maxProperties`` exactly for that reason, and ``minProperties`` exactly whenever
+it is at most one more than the required keys (any other key then adds at least one distinct
+name); larger minimums with other keys allowed are refused.
+
+The members are a finite automaton: its state is the next named key, whether a member has been
+written (for the comma), the named keys owed to dependencies, the skipped keys a later key
+depends on, and the member count. Each reachable state is one rule, built breadth first, so a
+500-key object is 1,000 rules and no recursion; ``MAX_OBJECT_STATES`` bounds the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any, NamedTuple, Protocol
+
+from ..errors import SchemaError, UnsupportedSchemaError
+from ..ir.grammar import Grammar, Symbol
+from ..ir.regex import NOTHING, RegexTooComplex
+from .json_lexemes import JsonLexemes, json_string_chars
+from .json_merge import ANNOTATIONS, Conjunction, flatten, merge
+from .json_numbers import non_negative_int
+
+#: Most automaton states (rules) one object may take (dependencies and property counts multiply).
+MAX_OBJECT_STATES = 50_000
+#: Most ``patternProperties`` patterns per object (regions are their non-empty boolean combinations).
+MAX_PATTERNS = 12
+#: Most regions of other keys per object.
+MAX_REGIONS = 64
+
+_STRING_KEYWORDS = frozenset({"pattern", "minLength", "maxLength", "format"})
+
+
+class SchemaCompiler(Protocol):
+    """What objects need from the schema compiler."""
+
+    grammar: Grammar
+    lex: JsonLexemes
+    empty_reasons: list[tuple[str, str]]
+    extra_keys: str
+
+    def value(self, schema: Any, pointer: str) -> Symbol: ...
+
+    def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None: ...
+
+    def pattern_body(self, pattern: str, pointer: str) -> int: ...
+
+    def resolve(self, ref: str, pointer: str) -> Any: ...
+
+    def any_value(self) -> Symbol: ...
+
+
+class NamedKey(NamedTuple):
+    name: str
+    required: bool
+    value: Symbol
+
+
+class ObjectState(NamedTuple):
+    index: int  # next named key to decide
+    wrote: bool  # a member has been written (the next one needs a comma)
+    owed: frozenset[str]  # later named keys that dependencies require
+    skipped: frozenset[str]  # skipped named keys that some later key depends on
+    count: int  # members written, saturated at the largest count that matters
+
+
+def pointer_join(parent: str, token: str) -> str:
+    return f"{parent}/{token.replace('~', '~0').replace('/', '~1')}"
+
+
+def key_text(name: str) -> bytes:
+    """One JSON spelling of ``name`` (ASCII, so any name can be written)."""
+    return json.dumps(name).encode("ascii")
+
+
+class ObjectBuilder:
+    """Builds the rule of one object schema (see the module docstring)."""
+
+    def __init__(self, compiler: SchemaCompiler, schema: dict[str, Any], pointer: str) -> None:
+        self.c = compiler
+        self.schema = schema
+        self.pointer = pointer
+        self.exprs = compiler.grammar.exprs
+
+    # -- the keys ------------------------------------------------------------------------------
+
+    def build(self) -> Symbol:
+        schema, pointer = self.schema, self.pointer
+        properties: dict[str, Any] = schema.get("properties", {})
+        patterns: dict[str, Any] = schema.get("patternProperties", {})
+        additional = schema.get("additionalProperties", False if self.c.extra_keys == "forbid" else True)
+        required: list[str] = schema.get("required", [])
+        depends = self._dependencies()
+        key_expr, key_names = self._key_language()
+        self._pattern_exprs = {p: self._pattern_key(p) for p in patterns}
+
+        names = list(properties)
+        for name in [*required, *depends, *(k for ks in depends.values() for k in ks), *(key_names or ())]:
+            if name not in names:
+                names.append(name)
+        allowed = {n for n in names if self._key_allowed(n, key_expr, key_names)}
+        schemas = {n: self._value_schemas(n, properties, patterns, additional) for n in names}
+        # a key whose value admits nothing cannot be written, nor can a key depending on one
+        impossible = {n for n in names if n not in allowed or any(s is False for s in schemas[n])}
+        changed = True
+        while changed:
+            changed = False
+            for name, needs in depends.items():
+                if name not in impossible and any(k in impossible for k in needs):
+                    impossible.add(name)
+                    changed = True
+        empty_because = [n for n in required if n in impossible]
+        if empty_because:
+            self.c.empty_reasons.append((pointer, f"required key {empty_because[0]!r} cannot be written "
+                                                  "(its value or propertyNames admits nothing)"))
+            return self._rule("object", [])
+        keys: list[NamedKey] = []
+        for name in names:
+            if name in impossible:
+                continue
+            value = self._value_rule(schemas[name], self._named_pointer(name, properties, patterns))
+            keys.append(NamedKey(name, name in required, value))
+        extra = [] if key_names is not None else self._other_keys(names, key_expr, patterns, additional)
+        return self._members(keys, {n: ks for n, ks in depends.items() if n not in impossible}, extra)
+
+    def _dependencies(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for keyword in ("dependentRequired", "dependencies"):
+            value = self.schema.get(keyword)
+            if value is None:
+                continue
+            where = pointer_join(self.pointer, keyword)
+            if not isinstance(value, dict):
+                raise SchemaError(f"'{keyword}' must be an object", where)
+            for name, needs in value.items():
+                if needs is True or (isinstance(needs, dict) and all(k in ANNOTATIONS for k in needs)):
+                    continue  # a dependent schema that constrains nothing
+                if not isinstance(needs, list):
+                    raise UnsupportedSchemaError(keyword, where, f"the schema form (for key {name!r}); "
+                                                                 "only arrays of keys are supported")
+                if not all(isinstance(k, str) for k in needs) or len(set(needs)) != len(needs):
+                    raise SchemaError(f"'{keyword}' of {name!r} must be an array of distinct strings", where)
+                out.setdefault(name, [])
+                out[name].extend(k for k in needs if k != name and k not in out[name])
+        return out
+
+    def _key_language(self) -> tuple[int, list[str] | None]:
+        """The quoted JSON strings ``propertyNames`` admits as keys, and the finite list of
+        names when it is an ``enum``/``const`` (None otherwise)."""
+        string = self.c.grammar.lexeme_exprs[self.c.lex.string]
+        if "propertyNames" not in self.schema:
+            return string, None
+        where = pointer_join(self.pointer, "propertyNames")
+        names_schema = self.schema["propertyNames"]
+        if isinstance(names_schema, Conjunction) or (isinstance(names_schema, dict)
+                                                     and ("$ref" in names_schema or "allOf" in names_schema)):
+            parts = flatten(list(names_schema) if isinstance(names_schema, Conjunction) else [names_schema],
+                            self.c.resolve, where)
+            names_schema = parts if isinstance(parts, bool) else merge(parts, where)
+        if names_schema is True:
+            return string, None
+        if names_schema is False:
+            return NOTHING, []
+        if not isinstance(names_schema, dict):
+            raise SchemaError("'propertyNames' must be a schema", where)
+        for keyword in names_schema:
+            if keyword in ANNOTATIONS or keyword in _STRING_KEYWORDS or keyword in ("type", "enum", "const"):
+                continue
+            if keyword in _OTHER_TYPE_KEYWORDS:
+                continue  # constrains values of another type: every key passes it
+            raise UnsupportedSchemaError("propertyNames", where, f"keyword {keyword!r} inside it")
+        types = names_schema.get("type", "string")
+        if "string" not in (types if isinstance(types, list) else [types]):
+            return NOTHING, []
+        lexeme = self.c.string_lexeme({k: v for k, v in names_schema.items() if k in _STRING_KEYWORDS}, where)
+        expr = NOTHING if lexeme is None else self.c.grammar.lexeme_exprs[lexeme]
+        if "const" in names_schema or "enum" in names_schema:
+            values = [names_schema["const"]] if "const" in names_schema else names_schema["enum"]
+            if not isinstance(values, list):
+                raise SchemaError("'enum' must be an array", where)
+            if "const" in names_schema and "enum" in names_schema:
+                values = [v for v in values if v in names_schema["enum"]]
+            names = []
+            for v in values:
+                if isinstance(v, str) and v not in names and self.exprs.matches(expr, key_text(v)):
+                    names.append(v)
+            return expr, names
+        return expr, None
+
+    def _key_allowed(self, name: str, key_expr: int, key_names: list[str] | None) -> bool:
+        if key_names is not None:
+            return name in key_names
+        return self.exprs.matches(key_expr, key_text(name))
+
+    def _pattern_key(self, pattern: Any) -> int:
+        """Quoted JSON strings whose decoded text ``pattern`` finds."""
+        where = pointer_join(self.pointer, "patternProperties")
+        exprs = self.exprs
+        quote = exprs.literal(b'"')
+        return exprs.concat(quote, self.c.pattern_body(pattern, where), quote)
+
+    def _value_schemas(self, name: str, properties: dict[str, Any], patterns: dict[str, Any],
+                       additional: Any) -> list[Any]:
+        """The schemas a named key's value must pass."""
+        out = [properties[name]] if name in properties else []
+        out.extend(patterns[p] for p in patterns if self.exprs.matches(self._pattern_exprs[p], key_text(name)))
+        if name not in properties and len(out) == 0:
+            out.append(additional)
+        return out
+
+    def _named_pointer(self, name: str, properties: dict[str, Any], patterns: dict[str, Any]) -> str:
+        if name in properties:
+            return pointer_join(pointer_join(self.pointer, "properties"), name)
+        return pointer_join(self.pointer, "additionalProperties")
+
+    def _value_rule(self, schemas: list[Any], pointer: str) -> Symbol:
+        if len(schemas) == 1:
+            return self.c.value(schemas[0], pointer)
+        return self.c.value(Conjunction(schemas), pointer)
+
+    def _other_keys(self, names: list[str], key_expr: int, patterns: dict[str, Any],
+                    additional: Any) -> list[tuple[Symbol, Symbol]]:
+        """(key lexeme, value rule) per non-empty region of keys outside ``names``."""
+        exprs = self.exprs
+        if len(patterns) > MAX_PATTERNS:
+            raise UnsupportedSchemaError("patternProperties", self.pointer, f"more than {MAX_PATTERNS} patterns")
+        base = key_expr
+        if names:
+            base = exprs.difference(key_expr, exprs.alt(*(self._all_spellings(n) for n in names)))
+        regions: list[tuple[int, tuple[str, ...]]] = [(base, ())]
+        try:
+            if exprs.is_empty(base):
+                return []
+            for pattern in patterns:
+                split = []
+                for expr, matched in regions:
+                    inside = exprs.both(expr, self._pattern_exprs[pattern])
+                    outside = exprs.difference(expr, self._pattern_exprs[pattern])
+                    if not exprs.is_empty(inside):
+                        split.append((inside, matched + (pattern,)))
+                    if not exprs.is_empty(outside):
+                        split.append((outside, matched))
+                regions = split
+                if len(regions) > MAX_REGIONS:
+                    raise UnsupportedSchemaError("patternProperties", self.pointer,
+                                                 f"the patterns split keys into more than {MAX_REGIONS} regions")
+        except RegexTooComplex as exc:
+            raise UnsupportedSchemaError("patternProperties", self.pointer, f"keys too complex to split: {exc}") \
+                from exc
+        out = []
+        for expr, matched in regions:
+            if matched:
+                schemas = [patterns[p] for p in matched]
+                where = pointer_join(pointer_join(self.pointer, "patternProperties"), matched[0])
+            else:
+                schemas = [additional]
+                where = pointer_join(self.pointer, "additionalProperties")
+            if any(s is False for s in schemas):
+                continue
+            name = "key " + (" & ".join(f"/{p}/" for p in matched) if matched else "(other)")
+            out.append((self.c.grammar.lexeme(expr, name), self._value_rule(schemas, where)))
+        return out
+
+    def _all_spellings(self, name: str) -> int:
+        """Every JSON spelling of ``name``: each character raw or escaped in any way."""
+        exprs = self.exprs
+        quote = exprs.literal(b'"')
+        chars = [json_string_chars(exprs, [(ord(ch), ord(ch))]) for ch in name]
+        return exprs.concat(quote, *chars, quote)
+
+    # -- the members automaton -----------------------------------------------------------------
+
+    def _members(self, keys: list[NamedKey], depends: dict[str, list[str]],
+                 extra: list[tuple[Symbol, Symbol]]) -> Symbol:
+        c, lex, pointer = self.c, self.c.lex, self.pointer
+        low, high = _count_bounds(self.schema, pointer)
+        if high is not None and high < low:
+            c.empty_reasons.append((pointer, f"minProperties {low} > maxProperties {high}"))
+            return self._rule("object", [])
+        n_required = sum(k.required for k in keys)
+        if extra and low > n_required + 1:
+            raise UnsupportedSchemaError("minProperties", pointer,
+                                         f"{low} members where keys outside the named ones may fill the count (two "
+                                         "such keys may spell one name, so member counts cannot bound distinct "
+                                         f"keys past {n_required + 1} here)")
+        cap = high if high is not None else low
+        position = {k.name: i for i, k in enumerate(keys)}
+        # skipped keys matter only when a later key depends on them
+        needed_later = [set() for _ in range(len(keys) + 1)]
+        for i in range(len(keys) - 1, -1, -1):
+            needed_later[i] = needed_later[i + 1] | set(depends.get(keys[i].name, ()))
+        extra_member = None
+        if extra:
+            extra_member = self._rule("other member", [lex.seq(key, lex.ws, lex.colon, lex.ws, value)
+                                                       for key, value in extra])
+        members = [lex.seq(lex.key(k.name), lex.ws, lex.colon, lex.ws, k.value) for k in keys]
+        rules: dict[ObjectState, Symbol] = {}
+        queue: deque[ObjectState] = deque()
+
+        def state(s: ObjectState) -> Symbol:
+            found = rules.get(s)
+            if found is None:
+                if len(rules) >= MAX_OBJECT_STATES:
+                    raise UnsupportedSchemaError("properties", pointer, f"the object needs more than "
+                                                                        f"{MAX_OBJECT_STATES} grammar rules "
+                                                                        "(dependencies and property counts multiply)")
+                found = rules[s] = c.grammar.rule(f"{pointer or '/'} members@{s.index},{s.count}")
+                queue.append(s)
+            return found
+
+        def separator(wrote: bool) -> tuple[Symbol, ...]:
+            return lex.seq(lex.ws, lex.comma, lex.ws) if wrote else ()
+
+        def close(wrote: bool) -> tuple[Symbol, ...]:
+            return lex.seq(lex.ws, lex.close_brace) if wrote else (lex.close_brace,)
+
+        start = state(ObjectState(0, False, frozenset(), frozenset(), 0))
+        while queue:
+            s = queue.popleft()
+            alternatives: list[tuple[Symbol, ...]] = []
+            more = high is None or s.count < high
+            counted = min(s.count + 1, cap)
+            if s.index == len(keys):
+                if s.count >= low:
+                    alternatives.append(close(s.wrote))
+                if extra_member is not None and more:
+                    nxt = state(ObjectState(s.index, True, s.owed, s.skipped, counted))
+                    alternatives.append(separator(s.wrote) + (extra_member, nxt))
+            else:
+                key = keys[s.index]
+                later = needed_later[s.index + 1]
+                needs = depends.get(key.name, ())
+                if more and not any(k in s.skipped for k in needs):
+                    owed = (s.owed - {key.name}) | {k for k in needs if position[k] > s.index}
+                    nxt = state(ObjectState(s.index + 1, True, frozenset(owed),
+                                            frozenset(k for k in s.skipped if k in later), counted))
+                    alternatives.append(separator(s.wrote) + members[s.index] + (nxt,))
+                if not key.required and key.name not in s.owed:
+                    skipped = frozenset(k for k in s.skipped | {key.name} if k in later)
+                    nxt = state(ObjectState(s.index + 1, s.wrote, s.owed, skipped, s.count))
+                    alternatives.append((nxt,))
+            c.grammar.define(rules[s], alternatives)
+        return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + (start,)])
+
+    def _rule(self, what: str, alternatives: list[tuple[Symbol, ...]]) -> Symbol:
+        rule = self.c.grammar.rule(f"{self.pointer or '/'} {what}")
+        self.c.grammar.define(rule, alternatives)
+        return rule
+
+
+_OTHER_TYPE_KEYWORDS = frozenset({
+    "properties", "required", "additionalProperties", "patternProperties", "propertyNames", "minProperties",
+    "maxProperties", "dependentRequired", "dependencies", "items", "minItems", "maxItems", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+
+
+def _count_bounds(schema: dict[str, Any], pointer: str) -> tuple[int, int | None]:
+    return non_negative_int(schema, "minProperties", pointer) or 0, non_negative_int(schema, "maxProperties", pointer)
+
+
+def object_rule(compiler: SchemaCompiler, schema: dict[str, Any], pointer: str) -> Symbol:
+    """The rule for the objects ``schema`` admits (its object keywords; O(named keys × states))."""
+    return ObjectBuilder(compiler, schema, pointer).build()
+

@@ -86,7 +86,7 @@ def test_proofs_never_claim_a_shared_value_away(a: int, b: int) -> None:
         assert not both, (first, second, value)
 
 
-def _no_refs(ref: str, pointer: str) -> object:
+def _no_refs(holder: dict, pointer: str) -> object:
     raise AssertionError("no references here")
 
 

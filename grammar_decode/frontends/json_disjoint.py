@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .json_merge import flatten, merge, same_json
 from .json_numbers import bounds
 
-Resolve = Callable[[str, str], Any]
+Resolve = Callable[[dict[str, Any], str], Any]
 
 KINDS = ("object", "array", "string", "integral", "fractional", "boolean", "null")
 _TYPE_KINDS = {"object": {"object"}, "array": {"array"}, "string": {"string"}, "integer": {"integral"},

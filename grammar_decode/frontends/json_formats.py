@@ -15,6 +15,11 @@ accepted wrongly):
 * ``ipv4``: dotted quad, each part 0-255 without leading zeros.
 * ``email``: a dot-atom local part and a host name of letters, digits and inner hyphens (no
   quoted local parts, no address literals).
+* ``hostname``: RFC 1123 labels (letters, digits, inner hyphens, 1-63 characters) joined by dots,
+  at most 253 characters (``FORMAT_MAX_LENGTH``), no trailing dot; what the ``fqdn`` package,
+  ``jsonschema``'s checker, calls valid with one label allowed.
+* ``ipv6``: eight groups of 1-4 hex digits, or fewer around one ``::``; no embedded IPv4 tail and
+  no zone (``%eth0``, which ``jsonschema`` rejects).
 
 Other formats raise ``UnsupportedSchemaError``; ``compile_json_schema(..., formats="annotation")``
 treats every ``format`` as the annotation the specification also allows it to be.
@@ -33,6 +38,7 @@ _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _HEX = "[0-9a-fA-F]"
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 _LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_H16 = "[0-9a-fA-F]{1,4}"
 
 #: format name -> Python regular expression (full-match semantics, ASCII only)
 FORMATS: dict[str, str] = {
@@ -42,4 +48,14 @@ FORMATS: dict[str, str] = {
     "uuid": f"{_HEX}{{8}}-(?:{_HEX}{{4}}-){{3}}{_HEX}{{12}}",
     "ipv4": rf"{_OCTET}(?:\.{_OCTET}){{3}}",
     "email": rf"{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})*",
+    "hostname": rf"{_LABEL}(?:\.{_LABEL})*",
+    "ipv6": "(?:" + "|".join([
+        f"(?:{_H16}:){{7}}{_H16}",
+        f"(?:{_H16}:){{1,7}}:",
+        *(f"(?:{_H16}:){{1,{6 - k}}}(?::{_H16}){{1,{k + 1}}}" for k in range(6)),
+        f":(?:(?::{_H16}){{1,7}}|:)",
+    ]) + ")",
 }
+
+#: Formats whose expression above needs a length bound too (characters of the decoded string).
+FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253}

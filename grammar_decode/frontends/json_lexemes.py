@@ -55,6 +55,7 @@ class JsonLexemes:
         self.number = grammar.lexeme(exprs.concat(whole, exprs.optional(fraction), exprs.optional(exponent)), "number")
         self.string = grammar.lexeme(string_expr(grammar), "string")
         self._keys: dict[str, Symbol] = {}
+        self._chars: dict[str, int] = {}
 
     def literal(self, text: bytes) -> Symbol:
         return self.grammar.lexeme(self.grammar.exprs.literal(text), text.decode("utf-8", "replace"))
@@ -76,6 +77,20 @@ class JsonLexemes:
                     spellings.append(text)
             found = self._keys[name] = self.literal_choice(spellings)
         return found
+
+    def all_spellings(self, name: str) -> int:
+        """Every JSON spelling of the string ``name``, quotes included: each character raw or
+        escaped in any way JSON allows (what a key must not be when it is not ``name``). Memoised
+        per character."""
+        exprs = self.grammar.exprs
+        chars = []
+        for ch in name:
+            found = self._chars.get(ch)
+            if found is None:
+                found = self._chars[ch] = json_string_chars(exprs, [(ord(ch), ord(ch))])
+            chars.append(found)
+        quote = exprs.literal(b'"')
+        return exprs.concat(quote, *chars, quote)
 
     def seq(self, *symbols: Symbol | None) -> tuple[Symbol, ...]:
         """An alternative, with the optional-whitespace slots (None in compact mode) dropped."""

@@ -25,7 +25,8 @@ from ..errors import SchemaError, UnsupportedSchemaError
 #: Keywords that annotate but constrain nothing; accepted anywhere. ``discriminator`` is OpenAPI's
 #: hint at which ``oneOf`` branch applies: the branches themselves must prove it.
 ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
-                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator"})
+                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator",
+                         "$anchor"})
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 #: Most ``$ref``s followed while flattening one conjunction (a cycle of references through
 #: ``allOf`` alone would otherwise never end).
@@ -64,7 +65,7 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def flatten(schemas: list[Any], resolve: Callable[[str, str], Any], pointer: str) -> list[Part] | bool:
+def flatten(schemas: list[Any], resolve: Callable[[dict[str, Any], str], Any], pointer: str) -> list[Part] | bool:
     """The parts of the conjunction of ``schemas``, nested ``allOf`` and ``$ref`` followed; True
     when they constrain nothing, False when one admits nothing."""
     parts: list[Part] = []
@@ -107,7 +108,7 @@ def flatten(schemas: list[Any], resolve: Callable[[str, str], Any], pointer: str
             refs += 1
             if refs > MAX_REFS:
                 raise UnsupportedSchemaError("allOf", pointer, f"more than {MAX_REFS} references to follow")
-            work.append(resolve(schema["$ref"], pointer))
+            work.append(resolve(schema, pointer))
     return parts if parts else True
 
 

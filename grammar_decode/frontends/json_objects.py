@@ -41,7 +41,7 @@ from typing import Any, NamedTuple, Protocol
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
 from ..ir.regex import NOTHING, RegexTooComplex
-from .json_lexemes import JsonLexemes, json_string_chars
+from .json_lexemes import JsonLexemes
 from .json_merge import ANNOTATIONS, Conjunction, flatten, merge
 from .json_numbers import non_negative_int
 
@@ -69,7 +69,7 @@ class SchemaCompiler(Protocol):
 
     def pattern_body(self, pattern: str, pointer: str) -> int: ...
 
-    def resolve(self, ref: str, pointer: str) -> Any: ...
+    def resolve(self, holder: dict[str, Any], pointer: str) -> Any: ...
 
     def any_value(self) -> Symbol: ...
 
@@ -250,10 +250,11 @@ class ObjectBuilder:
             raise UnsupportedSchemaError("patternProperties", self.pointer, f"more than {MAX_PATTERNS} patterns")
         base = key_expr
         if names:
-            base = exprs.difference(key_expr, exprs.alt(*(self._all_spellings(n) for n in names)))
+            base = exprs.difference(key_expr, exprs.alt(*(self.c.lex.all_spellings(n) for n in names)))
         regions: list[tuple[int, tuple[str, ...]]] = [(base, ())]
         try:
-            if exprs.is_empty(base):
+            # the whole string language less finitely many names is never empty
+            if key_expr != self.c.grammar.lexeme_exprs[self.c.lex.string] and exprs.is_empty(base):
                 return []
             for pattern in patterns:
                 split = []
@@ -284,13 +285,6 @@ class ObjectBuilder:
             name = "key " + (" & ".join(f"/{p}/" for p in matched) if matched else "(other)")
             out.append((self.c.grammar.lexeme(expr, name), self._value_rule(schemas, where)))
         return out
-
-    def _all_spellings(self, name: str) -> int:
-        """Every JSON spelling of ``name``: each character raw or escaped in any way."""
-        exprs = self.exprs
-        quote = exprs.literal(b'"')
-        chars = [json_string_chars(exprs, [(ord(ch), ord(ch))]) for ch in name]
-        return exprs.concat(quote, *chars, quote)
 
     # -- the members automaton -----------------------------------------------------------------
 

@@ -39,20 +39,20 @@ from __future__ import annotations
 
 import json
 from typing import Any, Callable, Union
-from urllib.parse import unquote
 
 from ..errors import GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ..engine.compiled import CompiledGrammar
 from ..engine.recognizer import Recognizer
 from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
-from .json_formats import FORMATS
+from .json_formats import FORMAT_MAX_LENGTH, FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_arrays import array_alternatives
-from .json_disjoint import disjoint
+from .json_disjoint import disjoint, view
 from .json_merge import ANNOTATIONS, TYPES, Conjunction, Part, Patterns, flatten, key_of, merge
 from .json_numbers import BOUND_KEYWORDS, bounds, non_negative_int, float_bounds, has_bounds, integer_range, number_range
 from .json_objects import object_rule
+from .json_refs import RefIndex
 from .regex import translate
 
 #: Keywords that constrain one type only (the others pass them by).
@@ -66,7 +66,7 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "number": frozenset(BOUND_KEYWORDS),
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
-_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
+_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not"}
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
@@ -118,8 +118,9 @@ class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
     def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert",
-                 extra_keys: str = "schema") -> None:
+                 extra_keys: str = "schema", refs: RefIndex | None = None) -> None:
         self.document = document
+        self.refs = refs if refs is not None else RefIndex(document)
         self.formats = formats
         #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
         #: "forbid": an absent ``additionalProperties`` forbids them
@@ -136,7 +137,7 @@ class JsonSchemaCompiler:
         # lexemes narrowed by keywords, by what narrows them: strings (pattern, format, lengths), integers
         self._bounded: dict[tuple[Any, ...], Symbol] = {}
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
-        self._one_of_views: dict[int, dict[str, Any]] = {}
+        self._views: dict[tuple[int, str], dict[str, Any]] = {}  # schemas rewritten (oneOf, not)
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -170,11 +171,17 @@ class JsonSchemaCompiler:
         self._check_keywords(schema, pointer)
         if "oneOf" in schema:
             schema = self._one_of_as_any_of(schema, pointer)
+        if "not" in schema:
+            without = self._without_not(schema, pointer)
+            if without is None:
+                self.empty_reasons.append((pointer_join(pointer, "not"), "'not' excludes every value"))
+                return []
+            schema = without
         if "allOf" in schema or ("$ref" in schema and any(k != "$ref" and k not in ANNOTATIONS for k in schema)):
             parts = flatten([schema], self.resolve, pointer)
             return [(self._conjunction(parts, pointer),)]
         if "$ref" in schema:
-            return [(self.value(self.resolve(schema["$ref"], pointer), pointer_join(pointer, "$ref")),)]
+            return [(self.value(self.resolve(schema, pointer), pointer_join(pointer, "$ref")),)]
         if "enum" in schema or "const" in schema:
             return self._literals(schema, pointer)
         types = self._types(schema, pointer)
@@ -197,6 +204,34 @@ class JsonSchemaCompiler:
             out.extend(self._typed(schema, type_name, pointer))
         return out
 
+    def _without_not(self, schema: dict[str, Any], pointer: str) -> dict[str, Any] | None:
+        """``schema`` with ``not`` turned into positive keywords (None: it admits nothing). Exact
+        for the forms whose complement is a set of types: ``not`` of a schema that admits
+        everything or nothing (``{}``, ``true``, ``false``, ``{"not": {}}``) and of ``type``."""
+        where = pointer_join(pointer, "not")
+        excluded = _excluded_types(view(schema["not"], self.resolve, where), pointer)
+        allowed = [t for t in (self._types(schema, pointer) or list(TYPES)) if t not in excluded]
+        if "integer" in excluded and "number" not in excluded and ("number" in allowed):
+            raise UnsupportedSchemaError("not", pointer, "'not' of integer beside number (the numbers with a "
+                                                         "fraction are not built)")
+        if not allowed:
+            return None
+        out = {k: v for k, v in schema.items() if k != "not"}
+        if excluded:
+            out["type"] = allowed
+        return self._view(schema, "not", out)
+
+    def _view(self, schema: dict[str, Any], why: str, rewritten: dict[str, Any]) -> dict[str, Any]:
+        """One rewritten copy of ``schema`` per reason, kept alive and resolving references
+        like the original (ids key the memo tables)."""
+        key = (id(schema), why)
+        found = self._views.get(key)
+        if found is None:
+            found = self._views[key] = rewritten
+            self._keep.extend((schema, found))
+            self.refs.alias(found, schema)
+        return found
+
     def _one_of_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         """``schema`` with ``oneOf`` read as ``anyOf``, which says the same when no value can pass
         two branches (``json_disjoint`` proves it, pair by pair; O(branches²) proofs)."""
@@ -218,13 +253,9 @@ class JsonSchemaCompiler:
                                                                    "(different types, distinct const/enum values, "
                                                                    "apart bounds or a discriminating required key "
                                                                    "would prove it)")
-        found = self._one_of_views.get(id(schema))
-        if found is None:
-            found = {k: v for k, v in schema.items() if k != "oneOf"}
-            found["anyOf"] = branches
-            self._one_of_views[id(schema)] = found
-            self._keep.extend((schema, found))  # ids key the views: both stay alive while compiling
-        return found
+        rewritten = {k: v for k, v in schema.items() if k != "oneOf"}
+        rewritten["anyOf"] = branches
+        return self._view(schema, "oneOf", rewritten)
 
     def _typed(self, schema: dict[str, Any], type_name: str, pointer: str) -> list[tuple[Symbol, ...]]:
         lex = self.lex
@@ -249,9 +280,6 @@ class JsonSchemaCompiler:
         for keyword in schema:
             if keyword not in _KNOWN:
                 raise UnsupportedSchemaError(keyword, pointer)
-        if "$id" in schema and schema is not self.document:
-            raise UnsupportedSchemaError("$id", pointer, "embedded schema resources (a nested $id changes "
-                                                        "what references inside it resolve to)")
         if "$ref" in schema:
             if not isinstance(schema["$ref"], str):
                 raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
@@ -298,23 +326,9 @@ class JsonSchemaCompiler:
             raise SchemaError("'required' has duplicate keys", pointer_join(pointer, "required"))
         return required
 
-    def resolve(self, ref: str, pointer: str) -> Any:
-        where = pointer_join(pointer, "$ref")
-        if not ref.startswith("#"):
-            raise UnsupportedSchemaError("$ref", pointer, f"only references within the document ('#...'), not {ref!r}")
-        fragment = ref[1:]
-        if fragment and not fragment.startswith("/"):
-            raise UnsupportedSchemaError("$ref", pointer, f"anchors ({ref!r}) are not supported")
-        target = self.document
-        for token in fragment.split("/")[1:] if fragment else []:
-            token = unquote(token).replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and token in target:
-                target = target[token]
-            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
-                target = target[int(token)]
-            else:
-                raise SchemaError(f"'$ref' {ref!r} points at nothing", where)
-        return target
+    def resolve(self, holder: dict[str, Any], pointer: str) -> Any:
+        """The schema ``holder["$ref"]`` points at, within the document (``json_refs``)."""
+        return self.refs.resolve(holder, pointer)
 
     def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The string lexeme for ``pattern``, ``format``, ``minLength`` and ``maxLength`` together
@@ -343,6 +357,8 @@ class JsonSchemaCompiler:
                 raise UnsupportedSchemaError("format", pointer, f"format {fmt!r} (supported: {', '.join(FORMATS)}; "
                                                                 "or compile with formats='annotation')")
             bodies.append(translate(exprs, FORMATS[fmt], encode=json_string_chars))
+            if fmt in FORMAT_MAX_LENGTH:
+                bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), 0, FORMAT_MAX_LENGTH[fmt]))
         if low or high is not None:
             # lengths count code points of the decoded text: one JSON-encoded character each
             bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high))
@@ -489,6 +505,7 @@ class JsonSchemaCompiler:
         siblings = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if "const" in schema and "enum" in schema:
             siblings["enum"] = schema["enum"]
+        self.refs.alias(siblings, schema)
         constrained = any(k not in ANNOTATIONS for k in siblings)
         judge = self._sibling_judge(siblings, pointer) if constrained else None
         out = []
@@ -511,7 +528,7 @@ class JsonSchemaCompiler:
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
         sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False, formats=self.formats,
-                                 extra_keys=self.extra_keys)
+                                 extra_keys=self.extra_keys, refs=self.refs)
         sub._filter_depth = self._filter_depth + 1
         sub.grammar.start = sub.value(siblings, pointer)
         try:
@@ -519,6 +536,26 @@ class JsonSchemaCompiler:
         except GrammarError:  # the siblings admit nothing
             return lambda text: False
         return recognizer.accepts
+
+
+def _excluded_types(negated: Any, pointer: str, depth: int = 0) -> set[str]:
+    """The types ``not negated`` takes away (a schema that admits every value of those types and
+    nothing else); ``UnsupportedSchemaError`` for any other ``not``."""
+    if negated is True or (isinstance(negated, dict) and all(k in ANNOTATIONS for k in negated)):
+        return set(TYPES)
+    if negated is False:
+        return set()
+    if isinstance(negated, dict) and depth < 8:
+        keys = {k for k in negated if k not in ANNOTATIONS}
+        if keys == {"not"}:
+            inner = _excluded_types(negated["not"], pointer, depth + 1)
+            if not inner or inner == set(TYPES):
+                return set(TYPES) - inner
+        if keys == {"type"}:
+            names = negated["type"] if isinstance(negated["type"], list) else [negated["type"]]
+            if all(isinstance(n, str) and n in TYPES for n in names):
+                return set(names) | ({"integer"} if "number" in names else set())
+    raise UnsupportedSchemaError("not", pointer, "only 'not' of types, of true/false and of 'not' is built")
 
 
 WHITESPACE_MODES = ("compact", "flexible")

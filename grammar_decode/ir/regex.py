@@ -431,12 +431,39 @@ class ExprSet:
             return cached
         if not self.has_boolean(item):
             return False
+        if self._infinite_less_finite(item):
+            return False
         empty = self._search_nullable(item, fuel) is None
         self._empty[item] = empty
         return empty
 
+    def _infinite_less_finite(self, item: int) -> bool:
+        """Structurally non-empty: ``x & ¬y1 & ¬y2 ...`` with ``x`` an infinite language and each
+        ``y`` finite (no ``&``/``¬`` inside either): x has strings longer than any y's. This is
+        what a JSON key outside a long list of named keys looks like, where a search would
+        derive the whole list."""
+        if self.kind[item] != AND_KIND:
+            return False
+        positive = [m for m in self.args[item] if self.kind[m] != NOT_KIND]  # type: ignore[union-attr]
+        negated = [self.args[m] for m in self.args[item] if self.kind[m] == NOT_KIND]  # type: ignore[union-attr]
+        if len(positive) != 1 or self.has_boolean(positive[0]) or any(self.has_boolean(n) for n in negated):
+            return False
+        unbounded = any(self.kind[n] == REPEAT_KIND and self.args[n][2] is None  # type: ignore[index]
+                        for n in self.subterms(positive[0]))
+        return unbounded and not any(self.kind[n] == REPEAT_KIND and self.args[n][2] is None  # type: ignore[index]
+                                     for y in negated for n in self.subterms(y))
+
     def _search_nullable(self, item: int, fuel: int) -> bytes | None:
         """Shortest (then least) byte string matched by ``item``, or None if there is none."""
+        if self.kind[item] == AND_KIND:
+            # item ⊆ p for a plain member p: p's shortest-then-least string, when item has it,
+            # is item's too; one walk instead of a search through derivatives of every member
+            for member in self.args[item]:  # type: ignore[union-attr]
+                if self.kind[member] != NOT_KIND and not self.has_boolean(member):
+                    candidate = self._search_nullable(member, fuel)
+                    if candidate is not None and self.matches(item, candidate):
+                        return candidate
+                    break
         queue: deque[tuple[int, bytes]] = deque([(item, b"")])
         seen = {item}
         while queue:

@@ -161,12 +161,33 @@ class EarleyChart:
 Config = tuple[tuple[EarleyChart, ...], bytes]
 
 
+def productive_only(grammar: Grammar) -> Grammar:
+    """A copy of ``grammar`` without the alternatives that can never derive text (a rule with no
+    alternatives, or one that only leads to such rules). An Earley chart would otherwise call a
+    prefix viable because it predicts a rule that can never be completed."""
+    productive: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for rule, alternatives in enumerate(grammar.alternatives):
+            if rule not in productive and any(all(s >= 0 or ~s in productive for s in alt) for alt in alternatives):
+                productive.add(rule)
+                changed = True
+    copy = Grammar(grammar.exprs)
+    copy.lexeme_exprs, copy.lexeme_names = grammar.lexeme_exprs, grammar.lexeme_names
+    copy.rule_names, copy.ignored, copy.start = grammar.rule_names, grammar.ignored, grammar.start
+    copy.alternatives = [[alt for alt in alternatives if all(s >= 0 or ~s in productive for s in alt)]
+                         for alternatives in grammar.alternatives]
+    return copy
+
+
 class ReferenceRecognizer:
     """Viable-prefix and acceptance answers for one grammar, the slow and obvious way. A
     configuration is the set of charts still alive (an ignored lexeme that is also an ordinary one
     forks the parse) and the text of the lexeme being read."""
 
     def __init__(self, grammar: Grammar) -> None:
+        grammar = productive_only(grammar)
         self.grammar = grammar
         self.ignored = frozenset(grammar.ignored)
         self.patterns = [_compile(grammar.exprs, e) for e in grammar.lexeme_exprs]

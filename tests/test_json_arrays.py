@@ -1,0 +1,121 @@
+"""Array keywords: prefixItems/items, items arrays with additionalItems, contains/minContains,
+uniqueItems up to one item, and their merge under allOf. Exact languages, refusals, masks equal
+to the reference, generation judged by jsonschema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import grammar_decode as gd
+from conftest import assert_language, assert_masks_equal_reference, assert_random_documents_validate, require
+
+ARRAYS = [  # schema, accepted, rejected
+    ({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+     ["[]", "[1]", '[1,"a"]'], ['[1,"a",2]', '["a"]', '[1,2]']),
+    ({"prefixItems": [{"type": "integer"}], "items": {"type": "boolean"}, "minItems": 2},
+     ["[1,true]", "[1,true,false]"], ["[1]", "[1,2]", "[true,true]"]),
+    ({"items": [{"type": "integer"}], "additionalItems": {"type": "string"}},
+     ["[]", "[1]", '[1,"a","b"]'], ['[1,2]', '["a"]']),
+    ({"items": [{}, {}], "additionalItems": False}, ["[]", "[1,[2]]"], ["[1,2,3]"]),
+    ({"items": {"type": "integer"}, "additionalItems": False}, ["[1,2,3]"], ['["a"]']),  # ignored: items is a schema
+    ({"prefixItems": [{"type": "null"}, False]}, ["[]", "[null]"], ["[null,null]", "[1]"]),
+    ({"type": "array", "contains": {"const": 5}}, ["[5]", "[1,5]", "[5,5,1]"], ["[]", "[1,2]"]),
+    ({"type": "array", "contains": {"const": 5}, "minContains": 2, "maxItems": 4},
+     ["[5,5]", "[1,5,2,5]", "[5,5,5,5]"], ["[5]", "[1,5,2,5,5]", "[5,1,1]"]),
+    ({"type": "array", "contains": {"type": "string"}, "minContains": 0}, ["[]", "[1]"], ["{}"]),
+    ({"type": "array", "items": {"type": "integer"}, "contains": {"minimum": 10}},
+     ["[10]", "[1,2,30]"], ["[1,2]", '["x",10]']),
+    ({"type": "array", "contains": True, "minContains": 2}, ["[1,2]"], ["[1]"]),
+    ({"type": "array", "contains": {"type": "null"}, "maxContains": 3, "maxItems": 3}, ["[null]"], ["[1]", "[]"]),
+    ({"type": "array", "prefixItems": [{"const": "a"}], "contains": {"const": "b"}},
+     ['["a","b"]', '["a","c","b"]'], ['["b"]', '["a"]', '["b","b"]']),
+    ({"type": "array", "uniqueItems": True, "maxItems": 1}, ["[]", "[[1,1]]"], ["[1,2]"]),
+    ({"type": "array", "uniqueItems": False}, ["[1,1]"], []),
+    ({"allOf": [{"prefixItems": [{"minimum": 3}]}, {"items": {"type": "integer", "maximum": 5}}]},
+     ["[3,4]", "[4]"], ["[2]", "[3,6]", "[3.5]"]),
+    ({"allOf": [{"prefixItems": [{"type": "integer"}], "items": False}, {"prefixItems": [{}, {}]}]},
+     ["[1]"], ["[1,2]"]),
+]
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", ARRAYS)
+def test_exact_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
+    assert_language(schema, accepted, rejected)
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", ARRAYS)
+def test_the_judge_agrees_with_every_table_row(schema: dict, accepted: list[str], rejected: list[str]) -> None:
+    jsonschema = require("jsonschema")
+    # items arrays and additionalItems are drafts 4-2019-09 keywords
+    old = isinstance(schema.get("items"), list) or "additionalItems" in schema
+    validator = (jsonschema.Draft201909Validator if old else jsonschema.Draft202012Validator)(schema)
+    assert all(validator.is_valid(json.loads(t)) for t in accepted)
+    assert not any(validator.is_valid(json.loads(t)) for t in rejected)
+
+
+REFUSED = [
+    ({"type": "array", "uniqueItems": True}, "uniqueItems"),
+    ({"type": "array", "contains": {"type": "null"}, "maxContains": 1}, "maxContains"),
+    ({"type": "array", "prefixItems": [{}], "additionalItems": False}, "additionalItems"),
+    ({"type": "array", "prefixItems": [{}], "maxItems": 1000}, "maxItems"),
+]
+
+
+@pytest.mark.parametrize("schema,keyword", REFUSED)
+def test_what_cannot_be_exact_is_refused(schema: dict, keyword: str) -> None:
+    with pytest.raises(gd.UnsupportedSchemaError) as info:
+        gd.compile_json_schema(schema)
+    assert info.value.keyword == keyword
+
+
+def test_arrays_that_admit_nothing_name_the_reason() -> None:
+    with pytest.raises(gd.SchemaError, match="fewer items allowed"):
+        gd.compile_json_schema({"type": "array", "prefixItems": [{}, False], "minItems": 3})
+    with pytest.raises(gd.SchemaError, match="'contains' is false"):
+        gd.compile_json_schema({"type": "array", "contains": False})
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 6), st.none()), max_size=6), st.integers(0, 3),
+       st.one_of(st.none(), st.integers(0, 5)), st.integers(0, 2))
+def test_contains_and_counts_are_judged_like_jsonschema(value: list, wanted: int, high: int | None,
+                                                        prefix: int) -> None:
+    jsonschema = require("jsonschema")
+    schema: dict = {"type": "array", "prefixItems": [{"type": "integer"}] * prefix, "items": {"type": ["integer", "null"]},
+                    "contains": {"type": "integer", "minimum": 4}, "minContains": wanted}
+    if high is not None:
+        schema["maxItems"] = high
+    valid = jsonschema.Draft202012Validator(schema).is_valid(value)
+    try:
+        grammar = gd.compile_json_schema(schema)
+    except gd.SchemaError:
+        assert not valid
+        return
+    assert grammar.accepts(json.dumps(value)) == valid, (schema, value)
+
+
+MASK_CASES = [
+    ({"prefixItems": [{"type": "integer"}, {"enum": ["a", "b"]}], "items": {"type": "boolean"}},
+     ["[", "[1", "[1,", '[1,"', '[1,"a",', '[1,"a",t']),
+    ({"type": "array", "items": {"type": "integer"}, "contains": {"const": 7}, "maxItems": 3},
+     ["[", "[1,", "[1,2,", "[7,", "[1,7"]),
+]
+
+
+@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("schema,prefixes", MASK_CASES)
+def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
+    assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "array", "prefixItems": [{"type": "string", "maxLength": 4}, {"type": "integer", "minimum": 0}],
+     "items": {"type": "null"}, "maxItems": 4},
+    {"type": "array", "items": {"enum": [1, 2, 3]}, "contains": {"const": 3}, "minContains": 2, "maxItems": 5},
+])
+def test_random_logits_documents_validate(gpt2: gd.Vocabulary, schema: dict) -> None:
+    assert_random_documents_validate(schema, gpt2, seeds=6, max_tokens=80)

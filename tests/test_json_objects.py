@@ -51,6 +51,11 @@ OBJECTS = [  # schema, accepted, rejected
     ({"properties": {"a": {}, "b": {}}, "dependencies": {"b": ["a"]}},
      ['{"a":1,"b":2}', '{"a":1}'], ['{"b":2}']),
     ({"dependencies": {"a": True, "b": {}}}, ['{"a":1}'], []),
+    # dependent schemas: an anyOf over which of their keys are present
+    ({"properties": {"a": {}, "b": {}}, "dependentSchemas": {"a": {"required": ["b"], "properties": {"b": {"type": "integer"}}}}},
+     ["{}", '{"a":1,"b":2}', '{"b":"x"}', "1"], ['{"a":1}', '{"a":1,"b":"x"}']),
+    ({"type": "object", "dependencies": {"a": {"maxProperties": 1}, "b": ["c"]}},
+     ['{"a":1}', '{"b":1,"c":2}', "{}"], ['{"a":1,"z":2}', '{"b":1}']),
 ]
 
 
@@ -89,8 +94,8 @@ def test_extra_keys_forbid_reads_an_absent_additional_properties_as_false() -> N
 
 REFUSED = [
     ({"minProperties": 2}, "minProperties"),  # two other keys may spell one name
-    ({"dependentSchemas": {"a": {"required": ["b"]}}}, "dependentSchemas"),
-    ({"dependencies": {"a": {"required": ["b"]}}}, "dependencies"),
+    ({"dependentSchemas": {k: {"required": ["z"]} for k in "abcde"}}, "dependentSchemas"),
+    ({"dependentSchemas": {"a": {"required": ["b"]}}, "anyOf": [{"required": ["c"]}]}, "dependentSchemas"),
     ({"propertyNames": {"anyOf": [{"maxLength": 2}]}}, "propertyNames"),
     ({"patternProperties": {f"^{i}": {} for i in range(13)}}, "patternProperties"),
     ({"allOf": [{"additionalProperties": {"type": "string"}}, {"properties": {"a": {}}}]}, "allOf"),

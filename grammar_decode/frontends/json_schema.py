@@ -66,10 +66,14 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "number": frozenset(BOUND_KEYWORDS),
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
-_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not"}
+_KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not",
+                                             "dependentSchemas"}
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
+
+#: Most keys with a dependent schema in one object schema (each doubles the branches).
+MAX_DEPENDENT_SCHEMAS = 4
 
 #: Most ``oneOf`` branches (disjointness is proved for every pair).
 MAX_ONE_OF = 64
@@ -171,6 +175,8 @@ class JsonSchemaCompiler:
         self._check_keywords(schema, pointer)
         if "oneOf" in schema:
             schema = self._one_of_as_any_of(schema, pointer)
+        if "dependentSchemas" in schema or isinstance(schema.get("dependencies"), dict):
+            schema = self._dependent_schemas_as_any_of(schema, pointer)
         if "not" in schema:
             without = self._without_not(schema, pointer)
             if without is None:
@@ -220,6 +226,51 @@ class JsonSchemaCompiler:
         if excluded:
             out["type"] = allowed
         return self._view(schema, "not", out)
+
+    def _dependent_schemas_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """``dependentSchemas`` (and ``dependencies`` with schema values) as an ``anyOf`` over which
+        of their keys are present: one branch per subset, each requiring its keys, forbidding
+        the others and holding their schemas. The branches are disjoint, so the union is exact;
+        2^n branches for n keys (``MAX_DEPENDENT_SCHEMAS``)."""
+        dependent: list[tuple[str, Any]] = []
+        rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
+        for keyword in ("dependentSchemas", "dependencies"):
+            value = schema.get(keyword)
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
+            for key, sub in value.items():
+                if keyword == "dependencies" and isinstance(sub, list):
+                    continue  # the array form stays (json_objects)
+                if sub is True or (isinstance(sub, dict) and all(k in ANNOTATIONS for k in sub)):
+                    continue
+                dependent.append((key, sub))
+            if keyword == "dependencies":
+                arrays = {k: v for k, v in value.items() if isinstance(v, list)}
+                rest.pop("dependencies")
+                if arrays:
+                    rest["dependencies"] = arrays
+        if not dependent:
+            return schema if "dependentSchemas" not in schema else self._view(schema, "dependentSchemas", rest)
+        if len(dependent) > MAX_DEPENDENT_SCHEMAS:
+            raise UnsupportedSchemaError("dependentSchemas", pointer, f"more than {MAX_DEPENDENT_SCHEMAS} keys with "
+                                                                      "dependent schemas")
+        if "anyOf" in rest:
+            raise UnsupportedSchemaError("dependentSchemas", pointer, "beside 'anyOf' or 'oneOf' (the product is "
+                                                                      "not built)")
+        branches = []
+        for mask in range(1 << len(dependent)):
+            present = [(k, sub) for i, (k, sub) in enumerate(dependent) if mask >> i & 1]
+            absent = [k for i, (k, _sub) in enumerate(dependent) if not mask >> i & 1]
+            branch: dict[str, Any] = {"properties": {k: False for k in absent}, "required": [k for k, _ in present]}
+            if present:
+                branch["allOf"] = [sub for _k, sub in present]
+            self.refs.alias(branch, schema)
+            self._keep.append(branch)
+            branches.append(branch)
+        rest["anyOf"] = branches
+        return self._view(schema, "dependentSchemas", rest)
 
     def _view(self, schema: dict[str, Any], why: str, rewritten: dict[str, Any]) -> dict[str, Any]:
         """One rewritten copy of ``schema`` per reason, kept alive and resolving references

@@ -54,7 +54,15 @@ NUMBER_BOUNDS = [  # bounds on "number": integers exactly, fixed-point decimals 
 ]
 
 
-@pytest.mark.parametrize("schema,accepted,rejected", LENGTHS + BOUNDS + NUMBER_BOUNDS)
+MULTIPLES = [  # multipleOf with an integer divisor: integer spellings only
+    ({"type": "integer", "multipleOf": 3}, ["0", "3", "-3", "999", "12345678901234567890"], ["1", "-0", "1000", "3.0"]),
+    ({"type": "integer", "multipleOf": 100, "minimum": 150}, ["200", "1000"], ["100", "150", "250"]),
+    ({"type": "number", "multipleOf": 7.0}, ["14", "-7", "0"], ["14.0", "15", "7.5"]),
+    ({"allOf": [{"type": "integer", "multipleOf": 4}, {"multipleOf": 6}]}, ["12", "24", "0"], ["4", "6", "18"]),
+]
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", LENGTHS + BOUNDS + NUMBER_BOUNDS + MULTIPLES)
 def test_exact_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
     assert_language(schema, accepted, rejected)
 
@@ -104,6 +112,7 @@ MASK_CASES = [
     ({"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 4}, ['"', '"a', '"abc', '"abcd']),
     ({"type": "string", "pattern": "[0-9]", "maxLength": 3}, ['"', '"a', '"ab', '"a1', '"\\u0031']),
     ({"type": "number", "minimum": -1.5, "exclusiveMaximum": 20.25}, ["", "-", "-1", "-1.", "20", "20.2", "0."]),
+    ({"type": "integer", "multipleOf": 7, "maximum": 500}, ["", "-", "1", "14", "49"]),
 ]
 
 
@@ -182,3 +191,12 @@ def test_number_bounds_never_accept_what_jsonschema_rejects(keywords: dict, text
             assert validator.is_valid(json.loads(text)), (schema, text)
         elif validator.is_valid(json.loads(text)) and "." not in text and text != "-0":  # -0: never spelled
             raise AssertionError(f"integer {text} within {schema} rejected")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([1, 2, 3, 5, 6, 7, 8, 9, 12, 18, 25, 40, 45, 63 // 7, 1000]),
+       st.lists(st.integers(-10 ** 6, 10 ** 6), min_size=10, max_size=40))
+def test_multiple_of_spells_exactly_the_multiples(divisor: int, probes: list[int]) -> None:
+    grammar = gd.compile_json_schema({"type": "integer", "multipleOf": divisor})
+    for value in probes + [0, divisor, -divisor, 10 ** 19 - 10 ** 19 % divisor]:
+        assert grammar.accepts(str(value)) == (value % divisor == 0 and str(value) != "-0"), (divisor, value)

@@ -17,6 +17,7 @@ itself comes back to the same key, and the compiler can memoise it as one recurs
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable, NamedTuple
 
@@ -218,6 +219,9 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 out[keyword] = value if Fraction(value) > Fraction(mine) else mine
             elif keyword in ("maximum", "exclusiveMaximum"):
                 out[keyword] = value if Fraction(value) < Fraction(mine) else mine
+            elif keyword == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                                 for v in (mine, value)):
+                out[keyword] = math.lcm(mine, value)  # multiples of both: multiples of the lcm
             elif keyword == "pattern":
                 known = tuple(mine) if isinstance(mine, Patterns) else (mine,)
                 out["pattern"] = Patterns(known if value in known else known + (value,))

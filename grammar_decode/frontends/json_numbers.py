@@ -25,7 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import SchemaError
-from ..ir.regex import NOTHING, ExprSet, byte_range
+from ..ir.regex import EPSILON, NOTHING, ExprSet, byte_range
 
 #: The numeric keywords (each applies to integers and numbers alike).
 BOUND_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -291,3 +291,69 @@ def _fraction_at_most(exprs: ExprSet, digits: str, non_empty: bool) -> int:
             options.append(exprs.literal(b""))  # the string may stop here: the rest reads as zeros
         tail = exprs.alt(*options)
     return tail
+
+
+#: Largest modulus ``multiple_of`` builds an automaton for (after factors of 2 and 5 come off).
+MAX_MODULUS = 9
+
+
+def multiple_of(exprs: ExprSet, divisor: int) -> int:
+    """Spellings ``-?(0|[1-9][0-9]*)`` of the integers divisible by ``divisor`` (> 0).
+
+    Divisibility by ``2^a 5^b`` is read off the last ``max(a, b)`` digits (an expression over
+    them); the rest, ``m``, by the remainder automaton (state r, digit d: ``(10 r + d) mod m``)
+    turned into an expression by eliminating its states (Arden's rule); the two intersect.
+    ``ValueError`` when ``m`` exceeds ``MAX_MODULUS``."""
+    twos = fives = 0
+    m = divisor
+    while m % 2 == 0:
+        m //= 2
+        twos += 1
+    while m % 5 == 0:
+        m //= 5
+        fives += 1
+    if m > MAX_MODULUS:
+        raise ValueError(f"divisibility by {m} needs an automaton of {m} states (at most {MAX_MODULUS})")
+    digit = _digits(exprs, "0", "9")
+    magnitude = exprs.alt(exprs.literal(b"0"), exprs.concat(_digits(exprs, "1", "9"), exprs.star(digit)))
+    parts = [magnitude]
+    tail = max(twos, fives)
+    if tail:
+        block = 2 ** twos * 5 ** fives
+        endings = [str(v).zfill(tail) for v in range(0, 10 ** tail, block)]
+        short = [str(v) for v in range(0, 10 ** tail, block) if len(str(v)) < tail and (v == 0 or str(v)[0] != "0")]
+        parts.append(exprs.alt(exprs.concat(exprs.star(digit), exprs.alt(*(exprs.literal(e.encode()) for e in endings))),
+                               *(exprs.literal(s.encode()) for s in short)))
+    if m > 1:
+        parts.append(_remainder_zero(exprs, m))
+    body = exprs.both(*parts) if len(parts) > 1 else parts[0]
+    # "-0" is never spelled (as for every integer lexeme)
+    return exprs.alt(body, exprs.concat(exprs.literal(b"-"), exprs.difference(body, exprs.literal(b"0"))))
+
+
+def _remainder_zero(exprs: ExprSet, m: int) -> int:
+    """Digit strings whose value is divisible by ``m`` (leading zeros allowed; the empty string
+    excluded): X_r, the strings that take remainder r to 0, solved by Arden's rule."""
+    # X_r = [r == 0] ε | Σ_d d · X_(10r+d mod m): coefficients per state, and the constant
+    coefficient: list[dict[int, int]] = []
+    constant: list[int] = []
+    for r in range(m):
+        row: dict[int, list[int]] = {}
+        for d in range(10):
+            row.setdefault((10 * r + d) % m, []).append(d)
+        coefficient.append({s: exprs.byteset(sum(1 << (0x30 + d) for d in ds)) for s, ds in row.items()})
+        constant.append(EPSILON if r == 0 else NOTHING)
+    for k in range(m - 1, -1, -1):  # eliminate X_k from every equation before it
+        loop = exprs.star(coefficient[k].pop(k, NOTHING))
+        for i in range(k):
+            through = coefficient[i].pop(k, None)
+            if through is None:
+                continue
+            lead = exprs.concat(through, loop)
+            for j, c in coefficient[k].items():
+                coefficient[i][j] = exprs.alt(coefficient[i].get(j, NOTHING), exprs.concat(lead, c))
+            constant[i] = exprs.alt(constant[i], exprs.concat(lead, constant[k]))
+        # back-substitution is not needed: X_0 alone is asked for, and it is solved last
+        coefficient[k] = {j: exprs.concat(loop, c) for j, c in coefficient[k].items()}
+        constant[k] = exprs.concat(loop, constant[k])
+    return exprs.without_empty(constant[0])

@@ -50,7 +50,7 @@ from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_arrays import array_alternatives
 from .json_disjoint import disjoint, view
 from .json_merge import ANNOTATIONS, TYPES, Conjunction, Part, Patterns, flatten, key_of, merge
-from .json_numbers import BOUND_KEYWORDS, bounds, non_negative_int, float_bounds, has_bounds, integer_range, number_range
+from .json_numbers import BOUND_KEYWORDS, bounds, multiple_of, non_negative_int, float_bounds, has_bounds, integer_range, number_range
 from .json_objects import object_rule
 from .json_refs import RefIndex
 from .regex import translate
@@ -62,8 +62,8 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
                         "maxContains", "uniqueItems"}),
     "string": frozenset({"pattern", "minLength", "maxLength", "format"}),
-    "integer": frozenset(BOUND_KEYWORDS),
-    "number": frozenset(BOUND_KEYWORDS),
+    "integer": frozenset(BOUND_KEYWORDS) | {"multipleOf"},
+    "number": frozenset(BOUND_KEYWORDS) | {"multipleOf"},
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not",
@@ -421,24 +421,48 @@ class JsonSchemaCompiler:
         return found
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
-        """The integer lexeme within the bound keywords (None when no integer is within them)."""
-        if not has_bounds(schema):
+        """The integer lexeme within the bound keywords and ``multipleOf`` (None when no integer
+        passes them)."""
+        divisor = self._divisor(schema, pointer)
+        if not has_bounds(schema) and divisor is None:
             return self.lex.integer
         low, high = bounds(schema, pointer)
-        key = ("integer", low, high)
+        key = ("integer", low, high, divisor)
         found = self._bounded.get(key)
         if found is not None:
             return found
-        expr = integer_range(self.grammar.exprs, low, high, INTEGER_DIGITS_MAX if self.lex.capped else None)
+        exprs = self.grammar.exprs
+        expr = integer_range(exprs, low, high, INTEGER_DIGITS_MAX if self.lex.capped else None)
         if expr is None:
             self.empty_reasons.append((pointer, f"no integer lies between the bounds ({low} > {high})"))
             return None
-        found = self._bounded[key] = self.grammar.lexeme(expr, f"integer [{low}, {high}]")
+        name = f"integer [{low}, {high}]"
+        if divisor is not None:
+            try:
+                expr = exprs.both(expr, multiple_of(exprs, divisor))
+            except ValueError as exc:
+                raise UnsupportedSchemaError("multipleOf", pointer, str(exc)) from exc
+            name += f" multipleOf {divisor}"
+        found = self._bounded[key] = self.grammar.lexeme(expr, name)
         return found
+
+    def _divisor(self, schema: dict[str, Any], pointer: str) -> int | None:
+        """``multipleOf`` as an integer (None when absent)."""
+        if "multipleOf" not in schema:
+            return None
+        value = schema["multipleOf"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
+            raise SchemaError(f"'multipleOf' must be a number above 0, got {value!r}", pointer)
+        if isinstance(value, float) and not (value.is_integer() and value < 2 ** 63):
+            raise UnsupportedSchemaError("multipleOf", pointer, f"{value!r}: a divisor with a fraction (jsonschema "
+                                                                "divides doubles, whose rounding no grammar follows)")
+        return int(value)
 
     def _number(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The number lexeme within the bound keywords (``json_numbers.number_range``: no
         exponent under bounds; None when no number is within them)."""
+        if "multipleOf" in schema:
+            return self._integer(schema, pointer)  # integers only: a subset, written without fraction
         if not has_bounds(schema):
             return self.lex.number
         low, high = float_bounds(schema, pointer)

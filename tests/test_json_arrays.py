@@ -39,6 +39,9 @@ ARRAYS = [  # schema, accepted, rejected
      ["[3,4]", "[4]"], ["[2]", "[3,6]", "[3.5]"]),
     ({"allOf": [{"prefixItems": [{"type": "integer"}], "items": False}, {"prefixItems": [{}, {}]}]},
      ["[1]"], ["[1,2]"]),
+    ({"prefixItems": [{"type": "integer"}], "allOf": [{"prefixItems": [{}, {"type": "string"}]}],
+      "unevaluatedItems": {"type": "null"}}, ['[1,"a",null]', "[1]"], ['[1,"a",2]']),
+    ({"items": {"type": "integer"}, "unevaluatedItems": False}, ["[1,2]"], ['["a"]']),
 ]
 
 
@@ -62,6 +65,7 @@ REFUSED = [
     ({"type": "array", "contains": {"type": "null"}, "maxContains": 1}, "maxContains"),
     ({"type": "array", "prefixItems": [{}], "additionalItems": False}, "additionalItems"),
     ({"type": "array", "prefixItems": [{}], "maxItems": 1000}, "maxItems"),
+    ({"contains": {"type": "null"}, "unevaluatedItems": False}, "unevaluatedItems"),
 ]
 
 

@@ -54,6 +54,15 @@ OBJECTS = [  # schema, accepted, rejected
     # dependent schemas: an anyOf over which of their keys are present
     ({"properties": {"a": {}, "b": {}}, "dependentSchemas": {"a": {"required": ["b"], "properties": {"b": {"type": "integer"}}}}},
      ["{}", '{"a":1,"b":2}', '{"b":"x"}', "1"], ['{"a":1}', '{"a":1,"b":"x"}']),
+    # unevaluatedProperties: keys that no properties/patternProperties of the schema's own
+    # conjunction ($ref, allOf) evaluate
+    ({"$defs": {"base": {"properties": {"a": {}}}}, "$ref": "#/$defs/base", "allOf": [{"properties": {"b": {}}}],
+      "unevaluatedProperties": False}, ['{"a":1,"b":2}', "{}"], ['{"c":1}', '{"a":1,"c":1}']),
+    ({"patternProperties": {"^x": {}}, "unevaluatedProperties": {"type": "integer"}},
+     ['{"xa":"s","y":1}'], ['{"y":"s"}']),
+    ({"additionalProperties": {"type": "string"}, "unevaluatedProperties": False}, ['{"a":"s"}'], ['{"a":1}']),
+    ({"anyOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"properties": {"b": {}}}],
+      "unevaluatedProperties": False}, ['{"a":1}', '{"b":1}'], ['{"c":1}', '{"a":1,"c":2}']),
     ({"type": "object", "dependencies": {"a": {"maxProperties": 1}, "b": ["c"]}},
      ['{"a":1}', '{"b":1,"c":2}', "{}"], ['{"a":1,"z":2}', '{"b":1}']),
 ]
@@ -95,6 +104,7 @@ def test_extra_keys_forbid_reads_an_absent_additional_properties_as_false() -> N
 REFUSED = [
     ({"minProperties": 2}, "minProperties"),  # two other keys may spell one name
     ({"dependentSchemas": {k: {"required": ["z"]} for k in "abcde"}}, "dependentSchemas"),
+    ({"properties": {"a": {}}, "allOf": [{"unevaluatedProperties": False}]}, "unevaluatedProperties"),
     ({"dependentSchemas": {"a": {"required": ["b"]}}, "anyOf": [{"required": ["c"]}]}, "dependentSchemas"),
     ({"propertyNames": {"anyOf": [{"maxLength": 2}]}}, "propertyNames"),
     ({"patternProperties": {f"^{i}": {} for i in range(13)}}, "patternProperties"),

@@ -125,6 +125,11 @@ def _types(value: Any) -> set[str]:
     return names
 
 
+#: Keys (never JSON: tuples) that carry ``unevaluatedProperties``/``unevaluatedItems`` of the schema
+#: being compiled into the merge of its own conjunction, whose keywords are what evaluates.
+UNEVALUATED_PROPERTIES = ("unevaluated", "properties")
+UNEVALUATED_ITEMS = ("unevaluated", "items")
+
 #: Keywords that say which schema applies to which item position.
 _POSITIONAL = ("prefixItems", "items", "additionalItems")
 
@@ -149,6 +154,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         return UnsupportedSchemaError("allOf", pointer, detail)
 
     out: dict[str, Any] = {}
+    unevaluated: dict[Any, Any] = {}  # UNEVALUATED_* -> schema, from the one part that holds them
     arrays: list[tuple[list[Any], Any]] = []  # (prefix, rest) of each part that constrains items
     literals: list[Any] | None = None
     closed: list[set[str]] = []  # the keys each additionalProperties: false side allows
@@ -171,8 +177,19 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             literals = values if literals is None else [v for v in literals if any(same_json(v, w) for w in values)]
         if any(k in items for k in _POSITIONAL):
             arrays.append(_positions(items, pointer))
+        for keyword in ("unevaluatedProperties", "unevaluatedItems"):
+            if keyword in items:
+                # its scope is the subschema holding it, not this whole conjunction
+                raise UnsupportedSchemaError(keyword, pointer, "inside an allOf branch or $ref target (only where "
+                                                               "the schema holding it is compiled)")
+        for keyword in (UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS):
+            if keyword in items:
+                if keyword in unevaluated:
+                    raise refuse(keyword[1], "two unevaluated keywords in one conjunction")
+                unevaluated[keyword] = items[keyword]
         for keyword, value in items.items():
-            if keyword in ANNOTATIONS or keyword in ("const", "enum") or keyword in _POSITIONAL:
+            if keyword in ANNOTATIONS or keyword in ("const", "enum") or keyword in _POSITIONAL \
+                    or keyword in (UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS):
                 continue
             if keyword not in out:
                 out[keyword] = value
@@ -243,6 +260,19 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             out["prefixItems"] = [at(i) for i in range(length)]
         rests = [rest for _prefix, rest in arrays]
         out["items"] = rests[0] if len(rests) == 1 else Conjunction(rests)
+    every = [dict(part.items()) for part in parts]
+    if unevaluated.get(UNEVALUATED_PROPERTIES, True) is not True \
+            and not any("additionalProperties" in items for items in every):
+        # keys no properties/patternProperties of the conjunction name: what additionalProperties
+        # of the merged schema governs (an additionalProperties anywhere evaluates every key)
+        out["additionalProperties"] = unevaluated[UNEVALUATED_PROPERTIES]
+    if unevaluated.get(UNEVALUATED_ITEMS, True) is not True:
+        if any("contains" in items for items in every):
+            raise UnsupportedSchemaError("unevaluatedItems", pointer, "beside 'contains' (it evaluates the "
+                                                                      "items that match)")
+        if not any(("items" in items and not isinstance(items["items"], list)) or
+                   (isinstance(items.get("items"), list) and "additionalItems" in items) for items in every):
+            out["items"] = unevaluated[UNEVALUATED_ITEMS]  # past every prefix: what no keyword evaluated
     if literals is not None:
         if not literals:
             return False

@@ -49,7 +49,8 @@ from .json_formats import FORMAT_MAX_LENGTH, FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_arrays import array_alternatives
 from .json_disjoint import disjoint, view
-from .json_merge import ANNOTATIONS, TYPES, Conjunction, Part, Patterns, flatten, key_of, merge
+from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
+                         flatten, key_of, merge)
 from .json_numbers import BOUND_KEYWORDS, bounds, multiple_of, non_negative_int, float_bounds, has_bounds, integer_range, number_range
 from .json_objects import object_rule
 from .json_refs import RefIndex
@@ -67,7 +68,7 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not",
-                                             "dependentSchemas"}
+                                             "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
@@ -173,6 +174,8 @@ class JsonSchemaCompiler:
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
         self._check_keywords(schema, pointer)
+        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+            schema = self._unevaluated_as_marks(schema)
         if "oneOf" in schema:
             schema = self._one_of_as_any_of(schema, pointer)
         if "dependentSchemas" in schema or isinstance(schema.get("dependencies"), dict):
@@ -183,7 +186,8 @@ class JsonSchemaCompiler:
                 self.empty_reasons.append((pointer_join(pointer, "not"), "'not' excludes every value"))
                 return []
             schema = without
-        if "allOf" in schema or ("$ref" in schema and any(k != "$ref" and k not in ANNOTATIONS for k in schema)):
+        if "allOf" in schema or ("$ref" in schema and any(k != "$ref" and k not in ANNOTATIONS for k in schema)) \
+                or UNEVALUATED_PROPERTIES in schema or UNEVALUATED_ITEMS in schema:
             parts = flatten([schema], self.resolve, pointer)
             return [(self._conjunction(parts, pointer),)]
         if "$ref" in schema:
@@ -226,6 +230,19 @@ class JsonSchemaCompiler:
         if excluded:
             out["type"] = allowed
         return self._view(schema, "not", out)
+
+    def _unevaluated_as_marks(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """``schema`` with ``unevaluatedProperties``/``unevaluatedItems`` under keys ``merge``
+        reads once the conjunction of the schema's own ``$ref`` and ``allOf`` is known (then
+        what they leave unevaluated is what a merged ``additionalProperties``/``items`` governs).
+        ``anyOf`` branches are merged one at a time, so each sees the keys its branch evaluates:
+        a valid instance that needs two branches' keys is rejected, never an invalid one accepted."""
+        rewritten = {k: v for k, v in schema.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
+        if "unevaluatedProperties" in schema:
+            rewritten[UNEVALUATED_PROPERTIES] = schema["unevaluatedProperties"]
+        if "unevaluatedItems" in schema:
+            rewritten[UNEVALUATED_ITEMS] = schema["unevaluatedItems"]
+        return self._view(schema, "unevaluated", rewritten)
 
     def _dependent_schemas_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         """``dependentSchemas`` (and ``dependencies`` with schema values) as an ``anyOf`` over which

@@ -239,6 +239,8 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             elif keyword == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
                                                  for v in (mine, value)):
                 out[keyword] = math.lcm(mine, value)  # multiples of both: multiples of the lcm
+            elif keyword in (("not", "strings"), ("not", "patterns")):  # json_complement's exclusions: all hold
+                out[keyword] = list(mine) + [v for v in value if v not in mine]
             elif keyword == "pattern":
                 known = tuple(mine) if isinstance(mine, Patterns) else (mine,)
                 out["pattern"] = Patterns(known if value in known else known + (value,))

@@ -48,7 +48,8 @@ from ..ir.grammar import Grammar, Symbol
 from .json_formats import FORMAT_MAX_LENGTH, FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_arrays import array_alternatives
-from .json_disjoint import disjoint, view
+from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, complement
+from .json_disjoint import disjoint
 from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
                          flatten, key_of, merge)
 from .json_numbers import BOUND_KEYWORDS, bounds, multiple_of, non_negative_int, float_bounds, has_bounds, integer_range, number_range
@@ -68,7 +69,8 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
 }
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not",
-                                             "dependentSchemas", "unevaluatedProperties", "unevaluatedItems"}
+                                             "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "if",
+                                             "then", "else", NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL}
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
@@ -175,11 +177,18 @@ class JsonSchemaCompiler:
             raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
         self._check_keywords(schema, pointer)
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+            for keyword in ("not", "if"):
+                if keyword in schema:
+                    # what they evaluate is not what their rewriting into allOf branches would
+                    raise UnsupportedSchemaError("unevaluatedProperties" if "unevaluatedProperties" in schema
+                                                 else "unevaluatedItems", pointer, f"beside {keyword!r}")
             schema = self._unevaluated_as_marks(schema)
         if "oneOf" in schema:
             schema = self._one_of_as_any_of(schema, pointer)
         if "dependentSchemas" in schema or isinstance(schema.get("dependencies"), dict):
             schema = self._dependent_schemas_as_any_of(schema, pointer)
+        if "if" in schema or "then" in schema or "else" in schema:
+            schema = self._if_as_any_of(schema, pointer)
         if "not" in schema:
             without = self._without_not(schema, pointer)
             if without is None:
@@ -215,21 +224,43 @@ class JsonSchemaCompiler:
         return out
 
     def _without_not(self, schema: dict[str, Any], pointer: str) -> dict[str, Any] | None:
-        """``schema`` with ``not`` turned into positive keywords (None: it admits nothing). Exact
-        for the forms whose complement is a set of types: ``not`` of a schema that admits
-        everything or nothing (``{}``, ``true``, ``false``, ``{"not": {}}``) and of ``type``."""
-        where = pointer_join(pointer, "not")
-        excluded = _excluded_types(view(schema["not"], self.resolve, where), pointer)
-        allowed = [t for t in (self._types(schema, pointer) or list(TYPES)) if t not in excluded]
-        if "integer" in excluded and "number" not in excluded and ("number" in allowed):
-            raise UnsupportedSchemaError("not", pointer, "'not' of integer beside number (the numbers with a "
-                                                         "fraction are not built)")
-        if not allowed:
+        """``schema`` with ``not`` turned into positive keywords (None: it admits nothing): the
+        union of the schemas ``json_complement`` finds for what ``not`` rejects, as one more
+        ``allOf`` branch, or, when that union is only types, a narrower ``type``."""
+        rejected = complement(schema["not"], self.resolve, pointer, "not")
+        if not rejected:
             return None
-        out = {k: v for k, v in schema.items() if k != "not"}
-        if excluded:
-            out["type"] = allowed
-        return self._view(schema, "not", out)
+        rest = {k: v for k, v in schema.items() if k != "not"}
+        if all(isinstance(r, dict) and (set(r) == {"type"} or NOT_INTEGRAL in r) for r in rejected):
+            kept = {t for r in rejected if NOT_INTEGRAL not in r
+                    for t in (r["type"] if isinstance(r["type"], list) else [r["type"]])}
+            if "number" in kept:
+                kept.add("integer")
+            own = self._types(schema, pointer) or list(TYPES)
+            if any(NOT_INTEGRAL in r for r in rejected) and "number" in own and "number" not in kept:
+                raise UnsupportedSchemaError("not", pointer, "the numbers with a fraction ('not' of integer beside "
+                                                             "number) are not built")
+            allowed = [t for t in own if t in kept]
+            if not allowed:
+                return None
+            rest["type"] = allowed
+        else:
+            rest["allOf"] = list(schema.get("allOf", [])) + [{"anyOf": rejected}]
+        return self._view(schema, "not", rest)
+
+    def _if_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """``if``/``then``/``else`` as ``(if and then) or (not if and else)``, ``not if`` from
+        ``json_complement``; one more ``allOf`` branch. Without ``if``, ``then``/``else`` do
+        nothing (as the specification says)."""
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        if "if" in schema:
+            condition = schema["if"]
+            otherwise = complement(condition, self.resolve, pointer, "if")
+            branches = [{"allOf": [condition, schema.get("then", True)]}]
+            if otherwise:
+                branches.append({"allOf": [{"anyOf": otherwise}, schema.get("else", True)]})
+            rest["allOf"] = list(schema.get("allOf", [])) + [{"anyOf": branches}]
+        return self._view(schema, "if", rest)
 
     def _unevaluated_as_marks(self, schema: dict[str, Any]) -> dict[str, Any]:
         """``schema`` with ``unevaluatedProperties``/``unevaluatedItems`` under keys ``merge``
@@ -408,9 +439,11 @@ class JsonSchemaCompiler:
         if high is not None and high < low:
             self.empty_reasons.append((pointer, f"minLength {low} > maxLength {high}"))
             return None
-        if pattern is None and fmt is None and low == 0 and high is None:
+        excluded = tuple(schema.get(NOT_STRINGS, ()))
+        unmatched = tuple(schema.get(NOT_PATTERNS, ()))
+        if pattern is None and fmt is None and low == 0 and high is None and not excluded and not unmatched:
             return self.lex.string
-        key = ("string", pattern, fmt, low, high)
+        key = ("string", pattern, fmt, low, high, excluded, unmatched)
         found = self._bounded.get(key)
         if found is not None:
             return found
@@ -430,11 +463,17 @@ class JsonSchemaCompiler:
         if low or high is not None:
             # lengths count code points of the decoded text: one JSON-encoded character each
             bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high))
+        for one in unmatched:  # strings the pattern does not find (not: {pattern})
+            bodies.append(exprs.difference(exprs.star(json_string_chars(exprs, _CODE_POINTS)),
+                                           self.pattern_body(one, pointer)))
         body = bodies[0] if len(bodies) == 1 else exprs.both(*bodies)
         quote = exprs.literal(b'"')
-        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength"), key[1:])
-                        if v is not None and not (k == "minLength" and v == 0))
-        found = self._bounded[key] = self.grammar.lexeme(exprs.concat(quote, body, quote), f"string {name}")
+        expr = exprs.concat(quote, body, quote) if bodies else self.grammar.lexeme_exprs[self.lex.string]
+        if excluded:  # not: {enum: [...]} of strings, whatever escapes spell them
+            expr = exprs.difference(expr, exprs.alt(*(self.lex.all_spellings(v) for v in excluded)))
+        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength", "not", "not"),
+                                                      key[1:]) if v and not (k == "minLength" and v == 0))
+        found = self._bounded[key] = self.grammar.lexeme(expr, f"string {name}")
         return found
 
     def _integer(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
@@ -478,6 +517,8 @@ class JsonSchemaCompiler:
     def _number(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The number lexeme within the bound keywords (``json_numbers.number_range``: no
         exponent under bounds; None when no number is within them)."""
+        if NOT_INTEGRAL in schema:
+            raise UnsupportedSchemaError("not", pointer, "the numbers with a fraction ('not' of integer) are not built")
         if "multipleOf" in schema:
             return self._integer(schema, pointer)  # integers only: a subset, written without fraction
         if not has_bounds(schema):
@@ -628,26 +669,6 @@ class JsonSchemaCompiler:
         except GrammarError:  # the siblings admit nothing
             return lambda text: False
         return recognizer.accepts
-
-
-def _excluded_types(negated: Any, pointer: str, depth: int = 0) -> set[str]:
-    """The types ``not negated`` takes away (a schema that admits every value of those types and
-    nothing else); ``UnsupportedSchemaError`` for any other ``not``."""
-    if negated is True or (isinstance(negated, dict) and all(k in ANNOTATIONS for k in negated)):
-        return set(TYPES)
-    if negated is False:
-        return set()
-    if isinstance(negated, dict) and depth < 8:
-        keys = {k for k in negated if k not in ANNOTATIONS}
-        if keys == {"not"}:
-            inner = _excluded_types(negated["not"], pointer, depth + 1)
-            if not inner or inner == set(TYPES):
-                return set(TYPES) - inner
-        if keys == {"type"}:
-            names = negated["type"] if isinstance(negated["type"], list) else [negated["type"]]
-            if all(isinstance(n, str) and n in TYPES for n in names):
-                return set(names) | ({"integer"} if "number" in names else set())
-    raise UnsupportedSchemaError("not", pointer, "only 'not' of types, of true/false and of 'not' is built")
 
 
 WHITESPACE_MODES = ("compact", "flexible")

@@ -1,0 +1,118 @@
+"""The values a schema rejects, as a union of positive schemas: what ``not`` and the ``else``
+side of ``if`` compile to.
+
+By De Morgan, a value fails a schema when it fails one of its keywords, and each keyword fails in
+a way another schema can say: a value of another ``type``; a string shorter than ``minLength``
+(``{"type": "string", "maxLength": n - 1}``); a string ``pattern`` does not find; a number below
+``minimum``; an object without a ``required`` key (``{"properties": {k: false}}``) or whose
+property fails its schema (recursively); an array with an item that fails ``items`` (``contains``
+the complement); a value outside an ``enum`` of strings, booleans and nulls; ``not S`` fails
+exactly where ``S`` holds. Every other keyword raises ``UnsupportedSchemaError``.
+
+The union is exact except where the schemas it is made of are themselves compiled as subsets
+(number bounds write fixed-point decimals only), so ``not`` never admits a value its schema
+holds. Strings outside a set and strings a pattern does not find are carried by keys that are
+never JSON (``NOT_STRINGS``, ``NOT_PATTERNS``) to the string lexeme, which subtracts them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import SchemaError, UnsupportedSchemaError
+from .json_disjoint import view
+from .json_merge import ANNOTATIONS, TYPES, Patterns
+
+#: Keys (tuples, never JSON) of a string schema: decoded strings to exclude, patterns that must not match.
+NOT_STRINGS = ("not", "strings")
+NOT_PATTERNS = ("not", "patterns")
+#: Key of a number schema that admits only numbers with a fraction (not built: refused if compiled).
+NOT_INTEGRAL = ("not", "integral")
+
+Resolve = Callable[[dict[str, Any], str], Any]
+
+_BOUND_COMPLEMENTS = {"minimum": "exclusiveMaximum", "exclusiveMinimum": "maximum",
+                      "maximum": "exclusiveMinimum", "exclusiveMaximum": "minimum"}
+_COUNT_COMPLEMENTS = {"minLength": ("string", "maxLength", -1), "maxLength": ("string", "minLength", 1),
+                      "minItems": ("array", "maxItems", -1), "maxItems": ("array", "minItems", 1),
+                      "minProperties": ("object", "maxProperties", -1), "maxProperties": ("object", "minProperties", 1)}
+
+
+def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not", depth: int = 0) -> list[Any]:
+    """Schemas whose union admits exactly the values ``schema`` rejects (see the module
+    docstring); ``keyword`` names the refusal (``not`` or ``if``)."""
+    def refuse(why: str) -> UnsupportedSchemaError:
+        return UnsupportedSchemaError(keyword, pointer, why)
+
+    if depth > 8:
+        raise refuse("nested too deeply")
+    s = view(schema, resolve, pointer)
+    if s is True:
+        return []
+    if s is False:
+        return [True]
+    if not isinstance(s, dict):
+        raise SchemaError(f"a schema must be an object or a boolean, got {type(s).__name__}", pointer)
+    out: list[Any] = []
+    for name, value in s.items():
+        if name in ANNOTATIONS:
+            continue
+        if name == "type":
+            names = value if isinstance(value, list) else [value]
+            others = [t for t in TYPES if t not in names and not (t == "integer" and "number" in names)
+                      and not (t == "number" and "integer" in names)]
+            if others:
+                out.append({"type": others})
+            if "integer" in names and "number" not in names:
+                out.append({"type": "number", NOT_INTEGRAL: True})  # numbers with a fraction
+        elif name == "not":
+            out.append(value)
+        elif name == "enum" or (name == "const" and "enum" not in s):
+            out.extend(_outside(s, refuse))
+        elif name in _COUNT_COMPLEMENTS:
+            kind, other, step = _COUNT_COMPLEMENTS[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SchemaError(f"{name!r} must be a non-negative integer, got {value!r}", pointer)
+            if value + step >= 0:
+                out.append({"type": kind, other: value + step})
+        elif name in _BOUND_COMPLEMENTS:
+            if isinstance(value, bool) or isinstance(s.get("exclusiveMinimum"), bool) \
+                    or isinstance(s.get("exclusiveMaximum"), bool):
+                raise refuse("the draft-4 boolean exclusive bounds")
+            out.append({"type": "number", _BOUND_COMPLEMENTS[name]: value})
+        elif name == "pattern":
+            patterns = list(value) if isinstance(value, Patterns) else [value]
+            out.extend({"type": "string", NOT_PATTERNS: [p]} for p in patterns)
+        elif name == "required":
+            if not isinstance(value, list):
+                raise SchemaError("'required' must be an array of strings", pointer)
+            out.extend({"type": "object", "properties": {k: False}} for k in value)
+        elif name == "properties":
+            for key, sub in value.items():
+                for c in complement(sub, resolve, pointer, keyword, depth + 1):
+                    out.append({"type": "object", "required": [key], "properties": {key: c}})
+        elif name == "items" and not isinstance(value, list):
+            out.extend({"type": "array", "contains": c} for c in complement(value, resolve, pointer, keyword,
+                                                                             depth + 1))
+        else:
+            raise refuse(f"the values that fail {name!r} are not built")
+    return out
+
+
+def _outside(schema: dict[str, Any], refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
+    """Schemas for the values outside ``enum``/``const`` (strings, booleans and null only)."""
+    values = [schema["const"]] if "const" in schema else schema.get("enum", [])
+    if not isinstance(values, list):
+        raise refuse("'enum' must be an array")
+    if "const" in schema and "enum" in schema:  # outside both = outside one or outside the other
+        return _outside({"const": schema["const"]}, refuse) + _outside({"enum": schema["enum"]}, refuse)
+    strings = [v for v in values if isinstance(v, str)]
+    booleans = {v for v in values if isinstance(v, bool)}
+    if any(not isinstance(v, (str, bool)) and v is not None for v in values):
+        raise refuse("the values outside an enum of numbers, arrays or objects are not built")
+    out: list[Any] = [{"type": [t for t in TYPES if t not in ("string", "boolean", "null")]}]
+    out.append({"type": "string", NOT_STRINGS: strings} if strings else {"type": "string"})
+    if None not in values:
+        out.append({"type": "null"})
+    out.extend({"const": b} for b in (True, False) if b not in booleans)
+    return out

@@ -1,0 +1,98 @@
+"""not and if/then/else through json_complement: every value a "not S" grammar accepts fails S
+(jsonschema as judge), and values that fail S are accepted (the complement is exact where its
+parts are); refusals for what is not built."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+import grammar_decode as gd
+from conftest import assert_language, require
+
+SIMPLE = [
+    {"type": "string"}, {"type": ["string", "null"]}, {"enum": ["a", "b", None]}, {"const": True},
+    {"minLength": 2}, {"maxLength": 1}, {"pattern": "^x"}, {"minimum": 3}, {"exclusiveMaximum": 0},
+    {"required": ["a"]}, {"properties": {"a": {"type": "string"}}}, {"items": {"type": "string"}},
+    {"minItems": 2}, {"maxProperties": 1}, {"not": {"type": "null"}}, {"type": "string", "maxLength": 2},
+    {"properties": {"k": {"const": "us"}}, "required": ["k"]}, {"enum": ["a"], "type": "string"}, {}, True, False,
+]
+VALUES = [None, True, False, 0, 5, -2, 2.5, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
+          {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}]
+
+
+@pytest.mark.parametrize("index", range(len(SIMPLE)))
+def test_not_accepts_exactly_the_values_that_fail(index: int) -> None:
+    jsonschema = require("jsonschema")
+    inner = SIMPLE[index]
+    try:
+        grammar = gd.compile_json_schema({"not": inner})
+    except gd.UnsupportedSchemaError:
+        return  # refused: nothing to be wrong about (test_most_compile keeps this honest)
+    except gd.SchemaError as exc:
+        assert "admits no document" in str(exc)
+        assert all(jsonschema.Draft202012Validator(inner).is_valid(v) for v in VALUES)
+        return
+    for value in VALUES:
+        fails = not jsonschema.Draft202012Validator(inner).is_valid(value)
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == fails, (inner, value)
+
+
+@pytest.mark.parametrize("condition,then,otherwise", [
+    (a, b, c) for a, b, c in itertools.islice(itertools.product(SIMPLE[:12], SIMPLE[4:8], SIMPLE[8:12]), 0, None, 23)])
+def test_if_then_else_is_judged_like_jsonschema(condition: object, then: object, otherwise: object) -> None:
+    jsonschema = require("jsonschema")
+    schema = {"if": condition, "then": then, "else": otherwise}
+    try:
+        grammar = gd.compile_json_schema(schema)
+    except gd.UnsupportedSchemaError:
+        return
+    except gd.SchemaError as exc:
+        assert "admits no document" in str(exc)
+        return
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in VALUES:
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == validator.is_valid(value), (schema, value)
+
+
+def test_most_compile() -> None:
+    """The two tests above are not vacuous: nearly every simple schema has its complement built."""
+    built = 0
+    for inner in SIMPLE:
+        try:
+            gd.compile_json_schema({"not": inner})
+            built += 1
+        except gd.UnsupportedSchemaError:
+            pass
+        except gd.SchemaError:
+            built += 1
+    assert built >= len(SIMPLE) - 2
+
+
+def test_escaped_spellings_of_excluded_strings_are_excluded() -> None:
+    assert_language({"type": "string", "not": {"enum": ["ab", "é"]}}, ['"a"', '"abc"', '"e"'],
+                    ['"ab"', '"a\\u0062"', '"\\u00e9"', '"é"', '"\\u00E9"'])
+
+
+def test_a_discriminator_picks_the_branch() -> None:
+    schema = {"type": "object", "properties": {"country": {"enum": ["us", "uk"]}}, "required": ["country"],
+              "if": {"properties": {"country": {"const": "us"}}},
+              "then": {"properties": {"postal": {"pattern": "^[0-9]{5}$"}}},
+              "else": {"properties": {"postal": {"maxLength": 8}}}}
+    assert_language(schema, ['{"country":"us","postal":"12345"}', '{"country":"uk","postal":"SW1A 1AA"}'],
+                    ['{"country":"us","postal":"SW1A"}', '{"country":"uk","postal":"123456789"}'])
+
+
+@pytest.mark.parametrize("schema,keyword", [
+    ({"not": {"type": "integer"}}, "not"),
+    ({"not": {"enum": [1, 2]}}, "not"),
+    ({"not": {"format": "date"}}, "not"),
+    ({"if": {"multipleOf": 2}, "then": {"minimum": 0}}, "if"),
+    ({"properties": {"a": {}}, "not": {"type": "null"}, "unevaluatedProperties": False}, "unevaluatedProperties"),
+])
+def test_what_cannot_be_built_is_refused(schema: dict, keyword: str) -> None:
+    with pytest.raises(gd.UnsupportedSchemaError) as info:
+        gd.compile_json_schema(schema)
+    assert info.value.keyword == keyword

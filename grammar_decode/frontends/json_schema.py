@@ -48,13 +48,13 @@ from ..ir.grammar import Grammar, Symbol
 from .json_formats import FORMAT_MAX_LENGTH, FORMATS
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
 from .json_arrays import array_alternatives
-from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, complement
-from .json_disjoint import disjoint
+from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS
 from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
                          flatten, key_of, merge)
 from .json_numbers import BOUND_KEYWORDS, bounds, multiple_of, non_negative_int, float_bounds, has_bounds, integer_range, number_range
 from .json_objects import object_rule
 from .json_refs import RefIndex
+from .json_rewrites import Rewriter, declared_types
 from .regex import translate
 
 #: Keywords that constrain one type only (the others pass them by).
@@ -74,12 +74,6 @@ _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
-
-#: Most keys with a dependent schema in one object schema (each doubles the branches).
-MAX_DEPENDENT_SCHEMAS = 4
-
-#: Most ``oneOf`` branches (disjointness is proved for every pair).
-MAX_ONE_OF = 64
 
 
 def pointer_join(parent: str, token: Union[str, int]) -> str:
@@ -144,7 +138,7 @@ class JsonSchemaCompiler:
         # lexemes narrowed by keywords, by what narrows them: strings (pattern, format, lengths), integers
         self._bounded: dict[tuple[Any, ...], Symbol] = {}
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
-        self._views: dict[tuple[int, str], dict[str, Any]] = {}  # schemas rewritten (oneOf, not)
+        self.rewriter = Rewriter(self.refs, self.resolve, self._keep)
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -176,25 +170,11 @@ class JsonSchemaCompiler:
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {type(schema).__name__}", pointer)
         self._check_keywords(schema, pointer)
-        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
-            for keyword in ("not", "if"):
-                if keyword in schema:
-                    # what they evaluate is not what their rewriting into allOf branches would
-                    raise UnsupportedSchemaError("unevaluatedProperties" if "unevaluatedProperties" in schema
-                                                 else "unevaluatedItems", pointer, f"beside {keyword!r}")
-            schema = self._unevaluated_as_marks(schema)
-        if "oneOf" in schema:
-            schema = self._one_of_as_any_of(schema, pointer)
-        if "dependentSchemas" in schema or isinstance(schema.get("dependencies"), dict):
-            schema = self._dependent_schemas_as_any_of(schema, pointer)
-        if "if" in schema or "then" in schema or "else" in schema:
-            schema = self._if_as_any_of(schema, pointer)
-        if "not" in schema:
-            without = self._without_not(schema, pointer)
-            if without is None:
-                self.empty_reasons.append((pointer_join(pointer, "not"), "'not' excludes every value"))
-                return []
-            schema = without
+        positive = self.rewriter.positive(schema, pointer)
+        if positive is None:
+            self.empty_reasons.append((pointer_join(pointer, "not"), "'not' excludes every value"))
+            return []
+        schema = positive
         if "allOf" in schema or ("$ref" in schema and any(k != "$ref" and k not in ANNOTATIONS for k in schema)) \
                 or UNEVALUATED_PROPERTIES in schema or UNEVALUATED_ITEMS in schema:
             parts = flatten([schema], self.resolve, pointer)
@@ -203,7 +183,7 @@ class JsonSchemaCompiler:
             return [(self.value(self.resolve(schema, pointer), pointer_join(pointer, "$ref")),)]
         if "enum" in schema or "const" in schema:
             return self._literals(schema, pointer)
-        types = self._types(schema, pointer)
+        types = declared_types(schema, pointer)
         if "anyOf" in schema:
             branches = schema["anyOf"]
             if not isinstance(branches, list) or not branches:
@@ -222,139 +202,6 @@ class JsonSchemaCompiler:
         for type_name in types:
             out.extend(self._typed(schema, type_name, pointer))
         return out
-
-    def _without_not(self, schema: dict[str, Any], pointer: str) -> dict[str, Any] | None:
-        """``schema`` with ``not`` turned into positive keywords (None: it admits nothing): the
-        union of the schemas ``json_complement`` finds for what ``not`` rejects, as one more
-        ``allOf`` branch, or, when that union is only types, a narrower ``type``."""
-        rejected = complement(schema["not"], self.resolve, pointer, "not")
-        if not rejected:
-            return None
-        rest = {k: v for k, v in schema.items() if k != "not"}
-        if all(isinstance(r, dict) and (set(r) == {"type"} or NOT_INTEGRAL in r) for r in rejected):
-            kept = {t for r in rejected if NOT_INTEGRAL not in r
-                    for t in (r["type"] if isinstance(r["type"], list) else [r["type"]])}
-            if "number" in kept:
-                kept.add("integer")
-            own = self._types(schema, pointer) or list(TYPES)
-            if any(NOT_INTEGRAL in r for r in rejected) and "number" in own and "number" not in kept:
-                raise UnsupportedSchemaError("not", pointer, "the numbers with a fraction ('not' of integer beside "
-                                                             "number) are not built")
-            allowed = [t for t in own if t in kept]
-            if not allowed:
-                return None
-            rest["type"] = allowed
-        else:
-            rest["allOf"] = list(schema.get("allOf", [])) + [{"anyOf": rejected}]
-        return self._view(schema, "not", rest)
-
-    def _if_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-        """``if``/``then``/``else`` as ``(if and then) or (not if and else)``, ``not if`` from
-        ``json_complement``; one more ``allOf`` branch. Without ``if``, ``then``/``else`` do
-        nothing (as the specification says)."""
-        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
-        if "if" in schema:
-            condition = schema["if"]
-            otherwise = complement(condition, self.resolve, pointer, "if")
-            branches = [{"allOf": [condition, schema.get("then", True)]}]
-            if otherwise:
-                branches.append({"allOf": [{"anyOf": otherwise}, schema.get("else", True)]})
-            rest["allOf"] = list(schema.get("allOf", [])) + [{"anyOf": branches}]
-        return self._view(schema, "if", rest)
-
-    def _unevaluated_as_marks(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """``schema`` with ``unevaluatedProperties``/``unevaluatedItems`` under keys ``merge``
-        reads once the conjunction of the schema's own ``$ref`` and ``allOf`` is known (then
-        what they leave unevaluated is what a merged ``additionalProperties``/``items`` governs).
-        ``anyOf`` branches are merged one at a time, so each sees the keys its branch evaluates:
-        a valid instance that needs two branches' keys is rejected, never an invalid one accepted."""
-        rewritten = {k: v for k, v in schema.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
-        if "unevaluatedProperties" in schema:
-            rewritten[UNEVALUATED_PROPERTIES] = schema["unevaluatedProperties"]
-        if "unevaluatedItems" in schema:
-            rewritten[UNEVALUATED_ITEMS] = schema["unevaluatedItems"]
-        return self._view(schema, "unevaluated", rewritten)
-
-    def _dependent_schemas_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-        """``dependentSchemas`` (and ``dependencies`` with schema values) as an ``anyOf`` over which
-        of their keys are present: one branch per subset, each requiring its keys, forbidding
-        the others and holding their schemas. The branches are disjoint, so the union is exact;
-        2^n branches for n keys (``MAX_DEPENDENT_SCHEMAS``)."""
-        dependent: list[tuple[str, Any]] = []
-        rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
-        for keyword in ("dependentSchemas", "dependencies"):
-            value = schema.get(keyword)
-            if value is None:
-                continue
-            if not isinstance(value, dict):
-                raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
-            for key, sub in value.items():
-                if keyword == "dependencies" and isinstance(sub, list):
-                    continue  # the array form stays (json_objects)
-                if sub is True or (isinstance(sub, dict) and all(k in ANNOTATIONS for k in sub)):
-                    continue
-                dependent.append((key, sub))
-            if keyword == "dependencies":
-                arrays = {k: v for k, v in value.items() if isinstance(v, list)}
-                rest.pop("dependencies")
-                if arrays:
-                    rest["dependencies"] = arrays
-        if not dependent:
-            return schema if "dependentSchemas" not in schema else self._view(schema, "dependentSchemas", rest)
-        if len(dependent) > MAX_DEPENDENT_SCHEMAS:
-            raise UnsupportedSchemaError("dependentSchemas", pointer, f"more than {MAX_DEPENDENT_SCHEMAS} keys with "
-                                                                      "dependent schemas")
-        if "anyOf" in rest:
-            raise UnsupportedSchemaError("dependentSchemas", pointer, "beside 'anyOf' or 'oneOf' (the product is "
-                                                                      "not built)")
-        branches = []
-        for mask in range(1 << len(dependent)):
-            present = [(k, sub) for i, (k, sub) in enumerate(dependent) if mask >> i & 1]
-            absent = [k for i, (k, _sub) in enumerate(dependent) if not mask >> i & 1]
-            branch: dict[str, Any] = {"properties": {k: False for k in absent}, "required": [k for k, _ in present]}
-            if present:
-                branch["allOf"] = [sub for _k, sub in present]
-            self.refs.alias(branch, schema)
-            self._keep.append(branch)
-            branches.append(branch)
-        rest["anyOf"] = branches
-        return self._view(schema, "dependentSchemas", rest)
-
-    def _view(self, schema: dict[str, Any], why: str, rewritten: dict[str, Any]) -> dict[str, Any]:
-        """One rewritten copy of ``schema`` per reason, kept alive and resolving references
-        like the original (ids key the memo tables)."""
-        key = (id(schema), why)
-        found = self._views.get(key)
-        if found is None:
-            found = self._views[key] = rewritten
-            self._keep.extend((schema, found))
-            self.refs.alias(found, schema)
-        return found
-
-    def _one_of_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-        """``schema`` with ``oneOf`` read as ``anyOf``, which says the same when no value can pass
-        two branches (``json_disjoint`` proves it, pair by pair; O(branches²) proofs)."""
-        where = pointer_join(pointer, "oneOf")
-        branches = schema["oneOf"]
-        if not isinstance(branches, list) or not branches:
-            raise SchemaError("'oneOf' must be a non-empty array", where)
-        if "anyOf" in schema:
-            raise UnsupportedSchemaError("oneOf", pointer, "next to 'anyOf' (the product is not built)")
-        if len(branches) > MAX_ONE_OF:
-            raise UnsupportedSchemaError("oneOf", pointer, f"more than {MAX_ONE_OF} branches to prove apart")
-        siblings = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
-        # the proofs may use what the siblings already rule out ("type": "object" beside the branches)
-        views = [{"allOf": [siblings, branch]} if siblings else branch for branch in branches]
-        for i, first in enumerate(views):
-            for j in range(i + 1, len(views)):
-                if not disjoint(first, views[j], self.resolve, where):
-                    raise UnsupportedSchemaError("oneOf", pointer, f"branches {i} and {j} are not provably disjoint "
-                                                                   "(different types, distinct const/enum values, "
-                                                                   "apart bounds or a discriminating required key "
-                                                                   "would prove it)")
-        rewritten = {k: v for k, v in schema.items() if k != "oneOf"}
-        rewritten["anyOf"] = branches
-        return self._view(schema, "oneOf", rewritten)
 
     def _typed(self, schema: dict[str, Any], type_name: str, pointer: str) -> list[tuple[Symbol, ...]]:
         lex = self.lex
@@ -382,7 +229,7 @@ class JsonSchemaCompiler:
         if "$ref" in schema:
             if not isinstance(schema["$ref"], str):
                 raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
-        self._types(schema, pointer)
+        declared_types(schema, pointer)
         non_negative_int(schema, "minItems", pointer)
         non_negative_int(schema, "maxItems", pointer)
         non_negative_int(schema, "minLength", pointer)
@@ -401,21 +248,6 @@ class JsonSchemaCompiler:
         for keyword in ("$defs", "definitions"):
             if keyword in schema and not isinstance(schema[keyword], dict):
                 raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
-
-    def _types(self, schema: dict[str, Any], pointer: str) -> list[str] | None:
-        if "type" not in schema:
-            return None
-        value = schema["type"]
-        names = value if isinstance(value, list) else [value]
-        if not names:
-            raise SchemaError("'type' must not be an empty array", pointer_join(pointer, "type"))
-        for name in names:
-            if not isinstance(name, str) or name not in TYPES:
-                raise SchemaError(f"unknown type {name!r}", pointer_join(pointer, "type"))
-        if len(set(names)) != len(names):
-            raise SchemaError("'type' lists a type twice", pointer_join(pointer, "type"))
-        # integer ⊂ number: listing both adds nothing but ambiguity
-        return [n for n in names if not (n == "integer" and "number" in names)]
 
     def _required(self, schema: dict[str, Any], pointer: str) -> list[str]:
         required = schema.get("required", [])

@@ -139,13 +139,14 @@ def validate(schema: dict, document: object) -> None:
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(document)
 
 
-def assert_masks_equal_reference(schema: object, vocab: gd.Vocabulary, prefixes: list[str]) -> None:
-    """After each prefix, the fast mask equals the reference mask (``oracle``) bit for bit."""
+def assert_masks_equal_reference(schema: object, vocab: gd.Vocabulary, prefixes: list[str], **options) -> None:
+    """After each prefix, the fast mask equals the reference mask (``oracle``) bit for bit
+    (``options`` go to ``compile_json_schema``)."""
     require("regex")
     from grammar_decode.oracle.masks import reference_mask
     from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
-    grammar = gd.compile_json_schema(schema, whitespace="compact")
+    grammar = gd.compile_json_schema(schema, whitespace="compact", **options)
     reference = ReferenceRecognizer(grammar.ir)
     for prefix in prefixes:
         state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())

@@ -203,3 +203,44 @@ def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefi
 ])
 def test_random_logits_documents_validate(gpt2: gd.Vocabulary, schema: dict) -> None:
     assert_random_documents_validate(schema, gpt2, seeds=6, max_tokens=120)
+
+
+ANY_ORDER = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {}},
+             "required": ["a"], "dependentRequired": {"c": ["b"]}, "patternProperties": {"^x": {"type": "null"}},
+             "maxProperties": 4}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.permutations(["a", "b", "c", "xq", "zz"]), st.integers(1, 5), st.sampled_from([1, "s", None]))
+def test_any_order_is_judged_like_jsonschema(order: list[str], size: int, odd: object) -> None:
+    """property_order="any": keys in every order, each named key once, judged by jsonschema."""
+    jsonschema = require("jsonschema")
+    values = {"a": 1, "b": "s", "c": odd, "xq": None, "zz": odd}
+    document = {k: values[k] for k in order[:size]}
+    grammar = _compiled_any_order()
+    text = json.dumps(document, separators=(",", ":"))
+    assert grammar.accepts(text) == jsonschema.Draft202012Validator(ANY_ORDER).is_valid(document), text
+
+
+def _compiled_any_order() -> gd.CompiledGrammar:
+    key = "any-order"
+    if key not in _CACHE:
+        _CACHE[key] = gd.compile_json_schema(ANY_ORDER, property_order="any")
+    return _CACHE[key]
+
+
+def test_any_order_refuses_too_many_keys_and_bad_options() -> None:
+    assert not _compiled_any_order().accepts('{"a":1,"a":2}'), "a named key at most once"
+    with pytest.raises(gd.UnsupportedSchemaError, match="any order"):
+        gd.compile_json_schema({"properties": {f"k{i}": {} for i in range(13)}}, property_order="any")
+    with pytest.raises(ValueError):
+        gd.compile_json_schema({}, property_order="sorted")
+
+
+@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+def test_any_order_masks_equal_the_reference(request, vocab_name: str) -> None:
+    vocab = request.getfixturevalue(vocab_name)
+    schema = {"properties": {"name": {"type": "string"}, "id": {"type": "integer"}}, "required": ["id"],
+              "additionalProperties": False}
+    assert_masks_equal_reference(schema, vocab, ['{"', '{"name":"x","', '{"id":1,"', '{"id":1,"name":"a"'],
+                                 property_order="any")

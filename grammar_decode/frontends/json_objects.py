@@ -47,6 +47,8 @@ from .json_numbers import non_negative_int
 
 #: Most automaton states (rules) one object may take (dependencies and property counts multiply).
 MAX_OBJECT_STATES = 50_000
+#: Most named keys under ``property_order="any"`` (a state per set of keys written: 2^keys).
+MAX_ANY_ORDER_KEYS = 12
 #: Most ``patternProperties`` patterns per object (regions are their non-empty boolean combinations).
 MAX_PATTERNS = 12
 #: Most regions of other keys per object.
@@ -62,6 +64,7 @@ class SchemaCompiler(Protocol):
     lex: JsonLexemes
     empty_reasons: list[tuple[str, str]]
     extra_keys: str
+    property_order: str
 
     def value(self, schema: Any, pointer: str) -> Symbol: ...
 
@@ -312,17 +315,17 @@ class ObjectBuilder:
             extra_member = self._rule("other member", [lex.seq(key, lex.ws, lex.colon, lex.ws, value)
                                                        for key, value in extra])
         members = [lex.seq(lex.key(k.name), lex.ws, lex.colon, lex.ws, k.value) for k in keys]
-        rules: dict[ObjectState, Symbol] = {}
-        queue: deque[ObjectState] = deque()
+        rules: dict[Any, Symbol] = {}
+        queue: deque[Any] = deque()
 
-        def state(s: ObjectState) -> Symbol:
+        def state(s: Any) -> Symbol:
             found = rules.get(s)
             if found is None:
                 if len(rules) >= MAX_OBJECT_STATES:
                     raise UnsupportedSchemaError("properties", pointer, f"the object needs more than "
                                                                         f"{MAX_OBJECT_STATES} grammar rules "
                                                                         "(dependencies and property counts multiply)")
-                found = rules[s] = c.grammar.rule(f"{pointer or '/'} members@{s.index},{s.count}")
+                found = rules[s] = c.grammar.rule(f"{pointer or '/'} members#{len(rules)}")
                 queue.append(s)
             return found
 
@@ -331,6 +334,31 @@ class ObjectBuilder:
 
         def close(wrote: bool) -> tuple[Symbol, ...]:
             return lex.seq(lex.ws, lex.close_brace) if wrote else (lex.close_brace,)
+
+        if self.c.property_order == "any":
+            if len(keys) > MAX_ANY_ORDER_KEYS:
+                raise UnsupportedSchemaError("properties", pointer, f"{len(keys)} named keys in any order (at most "
+                                                                    f"{MAX_ANY_ORDER_KEYS}: the automaton has a state "
+                                                                    "per set of keys written)")
+            # state: (keys written, a member written, count); every step writes a member
+            begin = state((frozenset(), False, 0))
+            while queue:
+                written, wrote, count = queue.popleft()
+                alternatives = []
+                more = high is None or count < high
+                counted = min(count + 1, cap)
+                done = all(k.name in written for k in keys if k.required) and \
+                    all(d in written for name in written for d in depends.get(name, ()))
+                if done and count >= low:
+                    alternatives.append(close(wrote))
+                for i, key in enumerate(keys):
+                    if more and key.name not in written:
+                        nxt = state((written | {key.name}, True, counted))
+                        alternatives.append(separator(wrote) + members[i] + (nxt,))
+                if extra_member is not None and more:
+                    alternatives.append(separator(wrote) + (extra_member, state((written, True, counted))))
+                c.grammar.define(rules[(written, wrote, count)], alternatives)
+            return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + (begin,)])
 
         start = state(ObjectState(0, False, frozenset(), frozenset(), 0))
         while queue:

@@ -119,13 +119,15 @@ class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
     def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert",
-                 extra_keys: str = "schema", refs: RefIndex | None = None) -> None:
+                 extra_keys: str = "schema", refs: RefIndex | None = None, property_order: str = "schema") -> None:
         self.document = document
         self.refs = refs if refs is not None else RefIndex(document)
         self.formats = formats
         #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
         #: "forbid": an absent ``additionalProperties`` forbids them
         self.extra_keys = extra_keys
+        #: "schema": named keys in a fixed order; "any": in any order, each at most once
+        self.property_order = property_order
         self.grammar = Grammar()
         self.lex = JsonLexemes(self.grammar, max_whitespace, capped)
         #: why subschemas admit nothing, first found first: (pointer, message)
@@ -493,7 +495,7 @@ class JsonSchemaCompiler:
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
         sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False, formats=self.formats,
-                                 extra_keys=self.extra_keys, refs=self.refs)
+                                 extra_keys=self.extra_keys, refs=self.refs, property_order=self.property_order)
         sub._filter_depth = self._filter_depth + 1
         sub.grammar.start = sub.value(siblings, pointer)
         try:
@@ -523,7 +525,7 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
                         max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
-                        extra_keys: str = "schema") -> CompiledGrammar:
+                        extra_keys: str = "schema", property_order: str = "schema") -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -539,6 +541,11 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
             specification says; ``"forbid"`` reads an absent ``additionalProperties`` as
             ``false``, so generated objects hold only the keys the schema names (or its
             ``patternProperties`` match), as generation-oriented users usually want.
+        property_order: ``"schema"`` (default) writes named keys in one fixed order
+            (``properties`` order, then other named keys), other keys after them; ``"any"``
+            accepts named and other keys in any order, each named key at most once, required
+            ones before ``}`` (a state per set of named keys written: at most
+            ``json_objects.MAX_ANY_ORDER_KEYS`` named keys per object, else refused).
 
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
@@ -552,9 +559,11 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         raise ValueError(f"formats must be 'assert' or 'annotation', got {formats!r}")
     if extra_keys not in ("schema", "forbid"):
         raise ValueError(f"extra_keys must be 'schema' or 'forbid', got {extra_keys!r}")
+    if property_order not in ("schema", "any"):
+        raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
     document = parse_schema(schema)
     compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
-                                  extra_keys=extra_keys)
+                                  extra_keys=extra_keys, property_order=property_order)
     try:
         grammar = compiler.compile_root()
         compiled = CompiledGrammar(grammar, "JSON Schema")

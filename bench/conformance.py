@@ -99,6 +99,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     if not name.startswith("$")
 }
 
+# the hardest schema of the realistic corpus (tests/data/json_schema_corpus.json): a workflow
+# resource with nearly every supported keyword
+SCHEMAS.update({
+    name.removeprefix("hardest_"): entry["schema"]
+    for name, entry in json.loads((_BENCH.parent / "tests" / "data" / "json_schema_corpus.json")
+                                  .read_text(encoding="utf-8")).items()
+    if name.startswith("hardest_")
+})
+
 CONSTRAINED, UNCONSTRAINED, LLAMA_GRAMMAR = "grammar_decode", "unconstrained", "llama.cpp grammar"
 DECODERS = (CONSTRAINED, UNCONSTRAINED, LLAMA_GRAMMAR)
 DECODER_KEYS = {"gd": CONSTRAINED, "free": UNCONSTRAINED, "llama": LLAMA_GRAMMAR}

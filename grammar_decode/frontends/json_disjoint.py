@@ -22,7 +22,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
-from .json_merge import flatten, merge, same_json
+from .json_merge import Conjunction, flatten, merge, same_json
 from .json_numbers import bounds
 
 Resolve = Callable[[dict[str, Any], str], Any]
@@ -47,9 +47,10 @@ def kind_of(value: Any) -> str:
 
 
 def view(schema: Any, resolve: Resolve, pointer: str) -> Any:
-    """``schema`` with ``$ref`` and ``allOf`` merged away (True, False or a dict)."""
-    if isinstance(schema, dict) and ("$ref" in schema or "allOf" in schema):
-        parts = flatten([schema], resolve, pointer)
+    """``schema`` with ``$ref`` and ``allOf`` merged away, and a conjunction of properties that
+    merging built (True, False or a dict)."""
+    if isinstance(schema, Conjunction) or (isinstance(schema, dict) and ("$ref" in schema or "allOf" in schema)):
+        parts = flatten(list(schema) if isinstance(schema, Conjunction) else [schema], resolve, pointer)
         return parts if isinstance(parts, bool) else merge(parts, pointer)
     return schema
 

@@ -204,7 +204,7 @@ class StepTimers:
 class Runner:
     """One loaded model and its vocabulary; runs one sample of any decoder and returns a record."""
 
-    def __init__(self, model_path: Path, threads: int, n_ctx: int = 2048) -> None:
+    def __init__(self, model_path: Path, threads: int, n_ctx: int = 8192) -> None:
         try:
             llama_cpp_setup.probe(model_path)  # a build for the wrong CPU dies here in a subprocess
         except llama_cpp_setup.LlamaCppUnusable as exc:

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import grammar_decode as gd
-from conftest import assert_language, require
+from conftest import assert_language, assert_masks_equal_reference, require
 
 SIMPLE = [
     {"type": "string"}, {"type": ["string", "null"]}, {"enum": ["a", "b", None]}, {"const": True},
@@ -96,3 +96,21 @@ def test_what_cannot_be_built_is_refused(schema: dict, keyword: str) -> None:
     with pytest.raises(gd.UnsupportedSchemaError) as info:
         gd.compile_json_schema(schema)
     assert info.value.keyword == keyword
+
+
+MASK_CASES = [
+    # strings outside an enum (every spelling subtracted) and strings a pattern does not find
+    ({"type": "string", "not": {"enum": ["ab", "abc"]}}, ['"', '"a', '"ab', '"a\\u0062', '"abc']),
+    ({"type": "string", "not": {"pattern": "^x"}}, ['"', '"\\u00', '"y']),
+    # if/then/else over a discriminator, and a oneOf proved disjoint
+    ({"type": "object", "properties": {"k": {"enum": ["us", "uk"]}}, "required": ["k"],
+      "if": {"properties": {"k": {"const": "us"}}}, "then": {"properties": {"zip": {"type": "integer"}}},
+      "else": {"properties": {"zip": {"type": "string"}}}}, ['{"k":"us","zip":', '{"k":"uk","zip":', '{"k":"u']),
+    ({"oneOf": [{"type": "integer", "maximum": 9}, {"type": "string", "maxLength": 2}]}, ["", "1", '"a']),
+]
+
+
+@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("schema,prefixes", MASK_CASES)
+def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
+    assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_random_documents_validate, require
+from conftest import assert_masks_equal_reference, assert_random_documents_validate, require
 from grammar_decode.frontends.json_formats import FORMATS
 
 jsonschema = require("jsonschema")
@@ -100,17 +99,13 @@ def test_format_only_constrains_strings() -> None:
     assert grammar.accepts("12") and grammar.accepts("null") and not grammar.accepts('"x"')
 
 
-def test_masks_equal_the_reference(gpt2: gd.Vocabulary) -> None:
-    require("regex")
-    from grammar_decode.oracle.masks import reference_mask
-    from grammar_decode.oracle.recognizer import ReferenceRecognizer
-
-    grammar = gd.compile_json_schema({"type": "string", "format": "date-time"}, whitespace="compact")
-    reference = ReferenceRecognizer(grammar.ir)
-    for prefix in ['"', '"2024', '"2024-02-2', '"2023-02-2', '"2024-02-29T23:5', '"2024-02-29T23:59:59.1']:
-        state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())
-        assert state is not None, prefix
-        assert np.array_equal(grammar.masker(gpt2).mask(state), reference_mask(reference, gpt2, prefix.encode())), prefix
+@pytest.mark.parametrize("name,prefixes", [
+    ("date-time", ['"', '"2024', '"2024-02-2', '"2023-02-2', '"2024-02-29T23:5', '"2024-02-29T23:59:59.1']),
+    ("hostname", ['"', '"a', '"a-', '"a.b', '"' + "x" * 63]),
+    ("ipv6", ['"', '"::', '"fe80::', '"1:2:3:4:5:6:7', '"1::2:']),
+])
+def test_masks_equal_the_reference(gpt2: gd.Vocabulary, name: str, prefixes: list[str]) -> None:
+    assert_masks_equal_reference({"type": "string", "format": name}, gpt2, prefixes)
 
 
 def test_random_logits_documents_validate_with_format_checking(gpt2: gd.Vocabulary) -> None:

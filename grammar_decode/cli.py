@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--temperature", type=float, default=1.0)
     gen.add_argument("--seed", type=int, default=None, help="non-negative integer")
     gen.add_argument("--whitespace", choices=WHITESPACE_MODES, default="flexible")
+    gen.add_argument("--extra-keys", choices=("schema", "forbid"), default="schema",
+                     help="keys outside 'properties' where additionalProperties is absent: allowed, as the "
+                          "specification says (schema), or forbidden (forbid)")
     install = commands.add_parser(
         "install-llama-cpp",
         help="build llama-cpp-python for any x86-64 CPU (no AVX-512/AMX; once) and install it",
@@ -164,7 +167,7 @@ def run_generate(args: argparse.Namespace) -> int:
     try:
         if args.schema is not None:
             schema = load_schema(args.schema)
-            grammar = compile_json_schema(schema, whitespace=args.whitespace)
+            grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys)
         elif args.regex is not None:
             grammar = compile_regex(args.regex)
         else:

@@ -105,3 +105,10 @@ def test_bad_regex_and_grammar_input_is_one_line_and_exit_2(args: list[str], nee
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("grammar-decode: error:") and needle in lines[0], lines
+
+
+def test_extra_keys_option_reaches_the_compiler() -> None:
+    schema = '{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}'
+    result = run_cli("--schema", schema, "--extra-keys", "forbid", "--prompt", "x: ", "--max-tokens", "40", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert list(json.loads(result.stdout)) == ["a"]

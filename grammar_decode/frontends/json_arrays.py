@@ -23,6 +23,7 @@ from ..ir.grammar import Grammar, Symbol
 from .json_lexemes import JsonLexemes
 from .json_merge import Conjunction
 from .json_numbers import non_negative_int
+from .json_refs import pointer_join
 
 #: Largest item bound compiled with one rule per count; larger bounds take O(log bound) rules.
 MAX_LINEAR_ITEMS = 64
@@ -34,10 +35,6 @@ class SchemaCompiler(Protocol):
     empty_reasons: list[tuple[str, str]]
 
     def value(self, schema: Any, pointer: str) -> Symbol: ...
-
-
-def pointer_join(parent: str, token: str | int) -> str:
-    return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
 
 
 def positions(schema: dict[str, Any], pointer: str) -> tuple[list[tuple[Any, str]], Any, str]:

@@ -44,6 +44,7 @@ from ..ir.regex import NOTHING, RegexTooComplex
 from .json_lexemes import JsonLexemes
 from .json_merge import ANNOTATIONS, Conjunction, flatten, merge
 from .json_numbers import non_negative_int
+from .json_refs import pointer_join
 
 #: Most automaton states (rules) one object may take (dependencies and property counts multiply).
 MAX_OBJECT_STATES = 50_000
@@ -89,10 +90,6 @@ class ObjectState(NamedTuple):
     owed: frozenset[str]  # later named keys that dependencies require
     skipped: frozenset[str]  # skipped named keys that some later key depends on
     count: int  # members written, saturated at the largest count that matters
-
-
-def pointer_join(parent: str, token: str) -> str:
-    return f"{parent}/{token.replace('~', '~0').replace('/', '~1')}"
 
 
 def key_text(name: str) -> bytes:
@@ -238,6 +235,9 @@ class ObjectBuilder:
     def _named_pointer(self, name: str, properties: dict[str, Any], patterns: dict[str, Any]) -> str:
         if name in properties:
             return pointer_join(pointer_join(self.pointer, "properties"), name)
+        matched = [p for p in patterns if self.exprs.matches(self._pattern_exprs[p], key_text(name))]
+        if matched:
+            return pointer_join(pointer_join(self.pointer, "patternProperties"), matched[0])
         return pointer_join(self.pointer, "additionalProperties")
 
     def _value_rule(self, schemas: list[Any], pointer: str) -> Symbol:

@@ -25,8 +25,9 @@ _LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
 
 
-def pointer_join(parent: str, token: str) -> str:
-    return f"{parent}/{token.replace('~', '~0').replace('/', '~1')}"
+def pointer_join(parent: str, token: str | int) -> str:
+    """``parent`` extended by one reference token (``~`` and ``/`` escaped as RFC 6901 says)."""
+    return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
 
 
 class RefIndex:

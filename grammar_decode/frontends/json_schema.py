@@ -53,7 +53,7 @@ from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROP
                          flatten, key_of, merge)
 from .json_numbers import BOUND_KEYWORDS, bounds, multiple_of, non_negative_int, float_bounds, has_bounds, integer_range, number_range
 from .json_objects import object_rule
-from .json_refs import RefIndex
+from .json_refs import RefIndex, pointer_join
 from .json_rewrites import Rewriter, declared_types
 from .regex import translate
 
@@ -74,11 +74,6 @@ _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
-
-
-def pointer_join(parent: str, token: Union[str, int]) -> str:
-    text = str(token).replace("~", "~0").replace("/", "~1")
-    return f"{parent}/{text}"
 
 
 def json_text(value: Any, separators: tuple[str, str] = (",", ":"), ensure_ascii: bool = False) -> bytes:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
 from .json_lexemes import JsonLexemes
-from .json_merge import Conjunction
+from .json_merge import Conjunction, item_positions
 from .json_numbers import non_negative_int
 from .json_refs import pointer_join
 
@@ -39,24 +39,9 @@ class SchemaCompiler(Protocol):
 
 def positions(schema: dict[str, Any], pointer: str) -> tuple[list[tuple[Any, str]], Any, str]:
     """The prefix schemas with their pointers, the schema of the items after them, and its pointer."""
-    items = schema.get("items", True)
-    if "prefixItems" in schema:
-        prefix = schema["prefixItems"]
-        if not isinstance(prefix, list):
-            raise SchemaError("'prefixItems' must be an array of schemas", pointer_join(pointer, "prefixItems"))
-        if isinstance(items, list):
-            raise SchemaError("'items' must be a schema beside 'prefixItems'", pointer_join(pointer, "items"))
-        if "additionalItems" in schema:
-            raise UnsupportedSchemaError("additionalItems", pointer, "beside 'prefixItems' (drafts disagree on "
-                                                                     "what it applies to)")
-        where = pointer_join(pointer, "prefixItems")
-        return [(s, pointer_join(where, i)) for i, s in enumerate(prefix)], items, pointer_join(pointer, "items")
-    if isinstance(items, list):  # drafts 4 to 2019-09: the array form, then additionalItems
-        where = pointer_join(pointer, "items")
-        rest = schema.get("additionalItems", True)
-        return [(s, pointer_join(where, i)) for i, s in enumerate(items)], rest, pointer_join(pointer, "additionalItems")
-    # additionalItems only means something after an array of items
-    return [], items, pointer_join(pointer, "items")
+    prefix, keyword, rest, rest_keyword = item_positions(schema, pointer)
+    where = pointer_join(pointer, keyword)
+    return [(s, pointer_join(where, i)) for i, s in enumerate(prefix)], rest, pointer_join(pointer, rest_keyword)
 
 
 def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) -> list[tuple[Symbol, ...]]:

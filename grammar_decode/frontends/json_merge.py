@@ -134,16 +134,24 @@ UNEVALUATED_ITEMS = ("unevaluated", "items")
 _POSITIONAL = ("prefixItems", "items", "additionalItems")
 
 
-def _positions(schema: dict[str, Any], pointer: str) -> tuple[list[Any], Any]:
-    """(prefix schemas, schema of the items after them) of one schema object, in any draft."""
+def item_positions(schema: dict[str, Any], pointer: str) -> tuple[list[Any], str, Any, str]:
+    """Which schema holds at which item position, in any draft: the prefix schemas and the keyword
+    holding them, then the schema of the items after them and its keyword (``prefixItems`` then
+    ``items``; drafts 4 to 2019-09: ``items`` as an array, then ``additionalItems``, which means
+    nothing without it)."""
     items = schema.get("items", True)
-    if isinstance(schema.get("prefixItems"), list):
+    if "prefixItems" in schema:
+        if not isinstance(schema["prefixItems"], list):
+            raise SchemaError("'prefixItems' must be an array of schemas", pointer)
+        if isinstance(items, list):
+            raise SchemaError("'items' must be a schema beside 'prefixItems'", pointer)
         if "additionalItems" in schema:
-            raise UnsupportedSchemaError("additionalItems", pointer, "beside 'prefixItems' (drafts disagree)")
-        return list(schema["prefixItems"]), items
+            raise UnsupportedSchemaError("additionalItems", pointer, "beside 'prefixItems' (drafts disagree on what "
+                                                                     "it applies to)")
+        return list(schema["prefixItems"]), "prefixItems", items, "items"
     if isinstance(items, list):
-        return list(items), schema.get("additionalItems", True)
-    return [], items
+        return list(items), "items", schema.get("additionalItems", True), "additionalItems"
+    return [], "items", items, "items"
 
 
 def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
@@ -176,7 +184,8 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 values = [v for v in values if any(same_json(v, e) for e in items["enum"])]
             literals = values if literals is None else [v for v in literals if any(same_json(v, w) for w in values)]
         if any(k in items for k in _POSITIONAL):
-            arrays.append(_positions(items, pointer))
+            prefix, _where, rest, _rest_where = item_positions(items, pointer)
+            arrays.append((prefix, rest))
         for keyword in ("unevaluatedProperties", "unevaluatedItems"):
             if keyword in items:
                 # its scope is the subschema holding it, not this whole conjunction

@@ -8,18 +8,34 @@ accepted wrongly):
 
 * ``date``: RFC 3339 ``full-date``, years 0001-9999, days per month, 29 February in leap years
   (divisible by 4, centuries only when divisible by 400), as ``datetime.date`` counts them.
-* ``time``: RFC 3339 ``full-time`` with upper-case ``Z``; no leap second (``:60``), whose validity
-  depends on the offset.
-* ``date-time``: ``date`` ``T`` ``time``.
+* ``time``: RFC 3339 ``full-time``, ``Z`` in either case (RFC 3339 section 5.6 allows it); no
+  leap second (``:60``): ``rfc3339-validator``, ``jsonschema``'s checker, refuses every one.
+* ``date-time``: ``date`` ``T`` (either case) ``time``.
 * ``uuid``: RFC 4122 hex groups 8-4-4-4-12, either case.
 * ``ipv4``: dotted quad, each part 0-255 without leading zeros.
-* ``email``: a dot-atom local part and a host name of letters, digits and inner hyphens (no
-  quoted local parts, no address literals).
+* ``email``: RFC 5321's mailbox: a dot-atom or a quoted string (printable ASCII, ``\\`` pairs)
+  before the ``@``; after it a host name of letters, digits and inner hyphens, or an address
+  literal ``[192.0.2.1]`` / ``[IPv6:2001:db8::1]``. (``jsonschema`` checks only that an ``@`` is
+  there.)
 * ``hostname``: RFC 1123 labels (letters, digits, inner hyphens, 1-63 characters) joined by dots,
   at most 253 characters (``FORMAT_MAX_LENGTH``), no trailing dot; what the ``fqdn`` package,
   ``jsonschema``'s checker, calls valid with one label allowed.
-* ``ipv6``: eight groups of 1-4 hex digits, or fewer around one ``::``; no embedded IPv4 tail and
-  no zone (``%eth0``, which ``jsonschema`` rejects).
+* ``ipv6``: RFC 3986's ``IPv6address``: eight groups of 1-4 hex digits, or fewer around one
+  ``::``, the last two groups possibly written as an IPv4 address (``::ffff:192.0.2.1``); no
+  zone (``%eth0``, which ``jsonschema`` rejects).
+* ``uri``, ``uri-reference``: RFC 3986's ABNF (appendix A) transcribed rule by rule; an IPv4
+  address inside an IPv6 literal is written without leading zeros (the ABNF's ``dec-octet``;
+  ``rfc3987`` and ``rfc3986-validator``, the packages ``jsonschema`` checks these with, also
+  take ``01``). No trailing newline, which both packages let through (their ``$``).
+* ``iri``, ``iri-reference``: RFC 3987's ABNF, the same rules over ``iunreserved`` (adding the
+  ``ucschar`` ranges) and ``iprivate`` in the query.
+* ``duration``: RFC 3339 appendix A (``P1Y2M3DT4H5M6S``, ``P2W``): digits only, each unit at most
+  once in order, a week alone, no unit skipped inside a date or time run (``P1Y1D`` is not in the
+  ABNF though ``isoduration``, ``jsonschema``'s checker, takes it).
+* ``json-pointer``: RFC 6901, ``~`` only as ``~0`` or ``~1``.
+* ``relative-json-pointer``: a non-negative integer, then ``#`` or a JSON pointer. The integer
+  has no digit after a ``0`` (``0``, ``7``, ``120``, but not ``100``): ``jsonschema``'s checker
+  rejects a digit that follows a zero, so ``100`` is left out to agree with it.
 
 Other formats raise ``UnsupportedSchemaError``; ``compile_json_schema(..., formats="annotation")``
 treats every ``format`` as the annotation the specification also allows it to be.
@@ -33,28 +49,74 @@ _MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
 _YEAR = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
 _LEAP_YEAR = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
 _DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
-_TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
-_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"  # RFC 3986's dec-octet: no leading zero
+_IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
 _HEX = "[0-9a-fA-F]"
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 _LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _H16 = "[0-9a-fA-F]{1,4}"
 
-#: format name -> Python regular expression (full-match semantics, ASCII only)
+# RFC 3986 appendix A; the i-prefixed rules are RFC 3987's, over a wider ``unreserved``.
+_PCT = "%[0-9A-Fa-f]{2}"
+_SUB = "!$&'()*+,;="
+_UNRESERVED = "A-Za-z0-9._~\\-"
+_UCSCHAR = ("\\xA0-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFEF" + "".join(
+    f"\\U{plane:04X}0000-\\U{plane:04X}FFFD" for plane in range(1, 15)).replace("\\U000E0000", "\\U000E1000"))
+_IPRIVATE = "\\uE000-\\uF8FF\\U000F0000-\\U000FFFFD\\U00100000-\\U0010FFFD"
+# RFC 3986's IPv6address, an IPv4 tail (ls32) included
+_LS32 = f"(?:{_H16}:{_H16}|{_IPV4})"
+_IPV6 = "(?:" + "|".join([
+    f"(?:{_H16}:){{6}}{_LS32}",
+    f"::(?:{_H16}:){{5}}{_LS32}",
+    *(f"(?:(?:{_H16}:){{0,{k}}}{_H16})?::(?:{_H16}:){{{4 - k}}}{_LS32}" for k in range(4)),
+    f"(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}",
+    f"(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}",
+    f"(?:(?:{_H16}:){{0,6}}{_H16})?::",
+]) + ")"
+
+
+def _uri_rules(unreserved: str, private: str) -> tuple[str, str]:
+    """(absolute form, reference form) of RFC 3986 (``unreserved`` ASCII, ``private`` empty) or
+    RFC 3987 (``ucschar`` added to ``unreserved``, ``iprivate`` allowed in the query)."""
+    pchar = f"(?:[{unreserved}{_SUB}:@]|{_PCT})"
+    authority = (f"(?:(?:[{unreserved}{_SUB}:]|{_PCT})*@)?"  # userinfo
+                 f"(?:\\[(?:{_IPV6}|v[0-9A-Fa-f]+\\.[{_UNRESERVED}{_SUB}:]+)\\]"  # IP-literal
+                 f"|(?:[{unreserved}{_SUB}]|{_PCT})*)"  # reg-name (an IPv4 address is one too)
+                 "(?::[0-9]*)?")  # port
+    segments = f"(?:/{pchar}*)*"
+    absolute_path = f"/(?:{pchar}+{segments})?"
+    query = f"(?:\\?(?:{pchar}|[/?{private}])*)?(?:#(?:{pchar}|[/?])*)?"
+    hier = f"(?://{authority}{segments}|{absolute_path}|{pchar}+{segments}|)"
+    relative = f"(?://{authority}{segments}|{absolute_path}|(?:[{unreserved}{_SUB}@]|{_PCT})+{segments}|)"
+    absolute = f"[A-Za-z][A-Za-z0-9+.-]*:{hier}{query}"
+    return absolute, f"(?:{absolute}|{relative}{query})"
+
+
+_URI, _URI_REFERENCE = _uri_rules(_UNRESERVED, "")
+_IRI, _IRI_REFERENCE = _uri_rules(_UNRESERVED + _UCSCHAR, _IPRIVATE)
+_JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
+_DURATION = ("P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:T{time})?|T{time}|[0-9]+W)"
+             .format(time="(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"))
+
+#: format name -> Python regular expression (full-match semantics)
 FORMATS: dict[str, str] = {
     "date": _DATE,
     "time": _TIME,
-    "date-time": f"{_DATE}T{_TIME}",
+    "date-time": f"{_DATE}[Tt]{_TIME}",
     "uuid": f"{_HEX}{{8}}-(?:{_HEX}{{4}}-){{3}}{_HEX}{{12}}",
-    "ipv4": rf"{_OCTET}(?:\.{_OCTET}){{3}}",
-    "email": rf"{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})*",
+    "ipv4": _IPV4,
+    "email": (rf'(?:{_ATEXT}+(?:\.{_ATEXT}+)*|"(?:[ !#-\[\]-~]|\\[ -~])*")'  # dot-atom or quoted string
+              rf"@(?:{_LABEL}(?:\.{_LABEL})*|\[{_IPV4}\]|\[IPv6:{_IPV6}\])"),
     "hostname": rf"{_LABEL}(?:\.{_LABEL})*",
-    "ipv6": "(?:" + "|".join([
-        f"(?:{_H16}:){{7}}{_H16}",
-        f"(?:{_H16}:){{1,7}}:",
-        *(f"(?:{_H16}:){{1,{6 - k}}}(?::{_H16}){{1,{k + 1}}}" for k in range(6)),
-        f":(?:(?::{_H16}){{1,7}}|:)",
-    ]) + ")",
+    "ipv6": _IPV6,
+    "uri": _URI,
+    "uri-reference": _URI_REFERENCE,
+    "iri": _IRI,
+    "iri-reference": _IRI_REFERENCE,
+    "duration": _DURATION,
+    "json-pointer": _JSON_POINTER,
+    "relative-json-pointer": f"(?:0|[1-9]+0?)(?:#|{_JSON_POINTER})",
 }
 
 #: Formats whose expression above needs a length bound too (characters of the decoded string).

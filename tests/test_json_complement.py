@@ -18,8 +18,9 @@ SIMPLE = [
     {"required": ["a"]}, {"properties": {"a": {"type": "string"}}}, {"items": {"type": "string"}},
     {"minItems": 2}, {"maxProperties": 1}, {"not": {"type": "null"}}, {"type": "string", "maxLength": 2},
     {"properties": {"k": {"const": "us"}}, "required": ["k"]}, {"enum": ["a"], "type": "string"}, {}, True, False,
+    {"type": "integer"}, {"enum": [0, 2.5, "a", True]}, {"const": -2}, {"type": "number", "maximum": 5},
 ]
-VALUES = [None, True, False, 0, 5, -2, 2.5, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
+VALUES = [None, True, False, 0, 5, -2, 2.5, 1.0, 1.5, -0.0, 0.1, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
           {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}]
 
 
@@ -86,8 +87,8 @@ def test_a_discriminator_picks_the_branch() -> None:
 
 
 @pytest.mark.parametrize("schema,keyword", [
-    ({"not": {"type": "integer"}}, "not"),
-    ({"not": {"enum": [1, 2]}}, "not"),
+    ({"not": {"enum": [[1], 2]}}, "not"),
+    ({"not": {"const": {"a": 1}}}, "not"),
     ({"not": {"format": "date"}}, "not"),
     ({"if": {"multipleOf": 2}, "then": {"minimum": 0}}, "if"),
     ({"properties": {"a": {}}, "not": {"type": "null"}, "unevaluatedProperties": False}, "unevaluatedProperties"),

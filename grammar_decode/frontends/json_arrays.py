@@ -2,14 +2,16 @@
 
 Keywords: ``prefixItems`` and ``items`` (2020-12), ``items`` as an array with
 ``additionalItems`` (drafts 4 to 2019-09), ``minItems``/``maxItems``, ``contains`` with
-``minContains`` (and ``maxContains`` where it bounds nothing), ``uniqueItems`` where at most one
-item is allowed.
+``minContains`` and ``maxContains``, ``uniqueItems`` where at most one item is allowed.
 
 The items are a finite automaton over (items written, matches of ``contains`` so far), both
 saturating where their bound stops mattering: the item at position ``i`` is the ``i``-th prefix
 schema or the rest schema, and while ``minContains`` is not reached it may also be written as the
 conjunction with ``contains`` (an ambiguous grammar, which the parser takes in its stride: the
-language is "at least ``minContains`` items match", exactly). A schema ``false`` at a position
+language is "at least ``minContains`` items match", exactly). Under ``maxContains`` every item is
+written either matching ``contains`` or matching its complement (``not``, ``json_complement``),
+so the count is exact; where the complement cannot be built, ``maxContains`` is refused. A
+schema ``false`` at a position
 bounds the length. Large counts without a prefix or ``contains`` take O(log bound) rules
 (``_counted``), so ``maxItems: 10**8`` is a few dozen rules.
 """
@@ -61,9 +63,19 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
     if rest is False:
         high = len(prefix) if high is None else min(high, len(prefix))
     prefix = prefix[:high] if high is not None else prefix
-    contains, wanted = _contains(schema, pointer, high)
-    if contains is True:
+    contains, wanted, most = _contains(schema, pointer)
+    if most is not None and most < wanted and contains is not False:
+        c.empty_reasons.append((pointer, f"minContains {wanted} exceeds maxContains {most}"))
+        return []
+    if contains is True:  # every item matches
         low, contains, wanted = max(low, wanted), None, 0
+        high = most if high is None or (most is not None and most < high) else high
+    elif contains is False:  # no item matches: only a lower count means anything
+        most = None
+    if most is not None and high is not None and most >= high:
+        most = None  # bounds nothing
+    if contains is not None and wanted == 0 and most is None:
+        contains = None
     if schema.get("uniqueItems") is True and (high is None or high > 1):
         raise UnsupportedSchemaError("uniqueItems", pointer, "unless at most one item is allowed (maxItems <= 1)")
     empty = lex.seq(lex.open_bracket, lex.ws, lex.close_bracket)
@@ -76,43 +88,45 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
     if high == 0:
         return [empty]
     if max(low, high or 0) > MAX_LINEAR_ITEMS:
-        if prefix or wanted:
+        if prefix or contains is not None:
             raise UnsupportedSchemaError("maxItems" if high is not None and high > MAX_LINEAR_ITEMS else "minItems",
                                          pointer, f"item bounds above {MAX_LINEAR_ITEMS} together with prefixItems "
                                                   "or contains")
         return _counted(c, c.value(rest, rest_pointer), low, high, pointer, empty)
-    return _linear(c, pointer, prefix, (rest, rest_pointer), low, high, contains, wanted, empty)
+    return _linear(c, pointer, prefix, (rest, rest_pointer), low, high, contains, wanted, most, empty)
 
 
-def _contains(schema: dict[str, Any], pointer: str, high: int | None) -> tuple[Any, int]:
-    """The ``contains`` schema and how many items must match it (``(None, 0)``: no constraint)."""
+def _contains(schema: dict[str, Any], pointer: str) -> tuple[Any, int, int | None]:
+    """The ``contains`` schema, how many items must match it at least and at most
+    (``(None, 0, None)``: no ``contains``; ``maxContains`` alone means nothing)."""
     if "contains" not in schema:
-        return None, 0
+        return None, 0, None
     wanted = non_negative_int(schema, "minContains", pointer)
     wanted = 1 if wanted is None else wanted
     most = non_negative_int(schema, "maxContains", pointer)
-    if most is not None and (high is None or most < high):
-        raise UnsupportedSchemaError("maxContains", pointer, "an upper bound on matching items needs the items "
-                                                             "that do not match, which is not built")
-    if most is not None and most < wanted:
-        raise SchemaError(f"minContains {wanted} exceeds maxContains {most}", pointer)
-    if wanted == 0:
-        return None, 0
-    return schema["contains"], wanted
+    return schema["contains"], wanted, most
 
 
 def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest: tuple[Any, str], low: int,
-            high: int | None, contains: Any, wanted: int, empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
+            high: int | None, contains: Any, wanted: int, most: int | None,
+            empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
     g, lex = c.grammar, c.lex
     name = pointer or "/"
     top = high if high is not None else max(low, len(prefix), 1)  # counts past top collapse when unbounded
     contains_pointer = pointer_join(pointer, "contains")
 
-    def item(index: int, matching: bool) -> Symbol:
+    def item(index: int, matching: bool | None) -> Symbol:
+        """The item at ``index``: matching ``contains`` (True), not matching it (False), or either (None)."""
         sub, where = prefix[index] if index < len(prefix) else rest
-        if not matching:
+        if matching is None:
             return c.value(sub, where)
-        return c.value(Conjunction((sub, contains)), contains_pointer)
+        if matching:
+            return c.value(Conjunction((sub, contains)), contains_pointer)
+        try:
+            return c.value(Conjunction((sub, {"not": contains})), contains_pointer)
+        except UnsupportedSchemaError as exc:
+            raise UnsupportedSchemaError("maxContains", pointer, "counting matches up to a bound needs the items "
+                                                                 f"that do not match 'contains': {exc}") from exc
 
     rules: dict[tuple[int, int], Symbol] = {}
     work: list[tuple[int, int]] = []
@@ -133,9 +147,16 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
         if high is None or count < high:
             comma = lex.seq(lex.ws, lex.comma, lex.ws) if count else ()
             following = min(count + 1, top)
-            alternatives.append(comma + (item(count, False), state(following, matched)))
-            if matched < wanted:
-                alternatives.append(comma + (item(count, True), state(following, matched + 1)))
+            if most is None:
+                # at least `wanted` matches: an item may be counted or not (ambiguous, exact)
+                alternatives.append(comma + (item(count, None), state(following, matched)))
+                if matched < wanted:
+                    alternatives.append(comma + (item(count, True), state(following, matched + 1)))
+            else:
+                # at most `most`: every item is counted exactly, matching or not
+                alternatives.append(comma + (item(count, False), state(following, matched)))
+                if matched < most:
+                    alternatives.append(comma + (item(count, True), state(following, matched + 1)))
         g.define(rules[(count, matched)], alternatives)
     out = [lex.seq(lex.open_bracket, lex.ws) + (start,)]
     if low == 0 and wanted == 0:

@@ -6,7 +6,7 @@ a way another schema can say: a value of another ``type``; a string shorter than
 (``{"type": "string", "maxLength": n - 1}``); a string ``pattern`` does not find; a number below
 ``minimum``; an object without a ``required`` key (``{"properties": {k: false}}``) or whose
 property fails its schema (recursively); an array with an item that fails ``items`` (``contains``
-the complement); a value outside an ``enum`` of strings, booleans and nulls; ``not S`` fails
+the complement); a value outside an ``enum`` of strings, numbers, booleans and nulls; ``not S`` fails
 exactly where ``S`` holds. Every other keyword raises ``UnsupportedSchemaError``.
 
 The union is exact except where the schemas it is made of are themselves compiled as subsets
@@ -100,7 +100,11 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
 
 
 def _outside(schema: dict[str, Any], refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
-    """Schemas for the values outside ``enum``/``const`` (strings, booleans and null only)."""
+    """Schemas for the values outside ``enum``/``const`` (strings, numbers, booleans and null).
+
+    Numbers outside a set are the open intervals between its members, so a spelling whose double
+    equals a member (``1.0`` and ``1.00000000000000000001`` for ``1``, as ``jsonschema`` compares
+    them) is excluded with it."""
     values = [schema["const"]] if "const" in schema else schema.get("enum", [])
     if not isinstance(values, list):
         raise refuse("'enum' must be an array")
@@ -108,9 +112,17 @@ def _outside(schema: dict[str, Any], refuse: Callable[[str], UnsupportedSchemaEr
         return _outside({"const": schema["const"]}, refuse) + _outside({"enum": schema["enum"]}, refuse)
     strings = [v for v in values if isinstance(v, str)]
     booleans = {v for v in values if isinstance(v, bool)}
-    if any(not isinstance(v, (str, bool)) and v is not None for v in values):
-        raise refuse("the values outside an enum of numbers, arrays or objects are not built")
-    out: list[Any] = [{"type": [t for t in TYPES if t not in ("string", "boolean", "null")]}]
+    numbers = sorted({v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    if any(isinstance(v, (list, dict)) for v in values):
+        raise refuse("the values outside an enum of arrays or objects are not built")
+    out: list[Any] = [{"type": ["object", "array"]}]
+    if numbers:
+        out.append({"type": "number", "exclusiveMaximum": numbers[0]})
+        out.extend({"type": "number", "exclusiveMinimum": a, "exclusiveMaximum": b}
+                   for a, b in zip(numbers, numbers[1:]))
+        out.append({"type": "number", "exclusiveMinimum": numbers[-1]})
+    else:
+        out.append({"type": "number"})
     out.append({"type": "string", NOT_STRINGS: strings} if strings else {"type": "string"})
     if None not in values:
         out.append({"type": "null"})

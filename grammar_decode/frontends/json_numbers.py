@@ -146,6 +146,24 @@ def _same_length(exprs: ExprSet, low: str, high: str) -> int:
     return exprs.concat(prefix, exprs.alt(*options))
 
 
+#: Most digits of a number with a fraction written where it must not be integral: below 2**53
+#: for digits + fraction digits, a decimal's distance to the nearest integer (at least 10**-k)
+#: exceeds half the spacing of doubles near it, so the double it parses to keeps a fraction.
+NON_INTEGRAL_DIGITS_MAX = 15
+
+
+def non_integral(exprs: ExprSet) -> int:
+    """Fixed-point spellings of numbers whose double is not an integer (``jsonschema``'s
+    ``integer`` is ``float.is_integer()``): a fraction ending in a non-zero digit, at most
+    ``NON_INTEGRAL_DIGITS_MAX`` digits in all (a subset: ``1.5e0`` and longer spellings are not
+    written)."""
+    digit, nonzero = exprs.byteset(byte_range(0x30, 0x39)), exprs.byteset(byte_range(0x31, 0x39))
+    whole = exprs.alt(exprs.literal(b"0"), exprs.concat(nonzero, exprs.star(digit)))
+    body = exprs.concat(whole, exprs.literal(b"."), exprs.star(digit), nonzero)
+    short = exprs.repeat(exprs.alt(digit, exprs.literal(b".")), 0, NON_INTEGRAL_DIGITS_MAX + 1)
+    return exprs.concat(exprs.optional(exprs.literal(b"-")), exprs.both(body, short))
+
+
 def float_bounds(schema: dict[str, Any], pointer: str) -> tuple[Fraction | None, Fraction | None]:
     """Inclusive bounds ``[low, high]``, each a double (as an exact rational), such that every
     decimal text whose exact value lies within them parses (rounding to nearest) to a double

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_complement import NOT_INTEGRAL, complement
+from .json_complement import complement
 from .json_disjoint import disjoint
 from .json_merge import ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES
 from .json_refs import RefIndex, pointer_join
@@ -85,15 +85,11 @@ class Rewriter:
         if not rejected:
             return None
         rest = {k: v for k, v in schema.items() if k != "not"}
-        if all(isinstance(r, dict) and (set(r) == {"type"} or NOT_INTEGRAL in r) for r in rejected):
-            kept = {t for r in rejected if NOT_INTEGRAL not in r
-                    for t in (r["type"] if isinstance(r["type"], list) else [r["type"]])}
+        if all(isinstance(r, dict) and set(r) == {"type"} for r in rejected):
+            kept = {t for r in rejected for t in (r["type"] if isinstance(r["type"], list) else [r["type"]])}
             if "number" in kept:
                 kept.add("integer")
             own = declared_types(schema, pointer) or list(TYPES)
-            if any(NOT_INTEGRAL in r for r in rejected) and "number" in own and "number" not in kept:
-                raise UnsupportedSchemaError("not", pointer, "the numbers with a fraction ('not' of integer beside "
-                                                             "number) are not built")
             allowed = [t for t in own if t in kept]
             if not allowed:
                 return None
@@ -107,7 +103,7 @@ class Rewriter:
         ``json_complement``; one more ``allOf`` branch. Without ``if``, ``then``/``else`` do
         nothing (as the specification says)."""
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
-        if "if" in schema:
+        if "if" in schema and ("then" in schema or "else" in schema):  # alone, each of them constrains nothing
             condition = schema["if"]
             otherwise = complement(condition, self.resolve, pointer, "if")
             branches = [{"allOf": [condition, schema.get("then", True)]}]

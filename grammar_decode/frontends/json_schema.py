@@ -51,7 +51,8 @@ from .json_arrays import array_alternatives
 from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS
 from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
                          flatten, key_of, merge)
-from .json_numbers import BOUND_KEYWORDS, bounds, multiple_of, non_negative_int, float_bounds, has_bounds, integer_range, number_range
+from .json_numbers import (BOUND_KEYWORDS, bounds, float_bounds, has_bounds, integer_range, multiple_of, non_integral,
+                           non_negative_int, number_range)
 from .json_objects import object_rule
 from .json_refs import RefIndex, pointer_join
 from .json_rewrites import Rewriter, declared_types
@@ -308,6 +309,9 @@ class JsonSchemaCompiler:
     def _integer(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The integer lexeme within the bound keywords and ``multipleOf`` (None when no integer
         passes them)."""
+        if NOT_INTEGRAL in schema:  # integers never have a fraction
+            self.empty_reasons.append((pointer, "an integer is not a number with a fraction"))
+            return None
         divisor = self._divisor(schema, pointer)
         if not has_bounds(schema) and divisor is None:
             return self.lex.integer
@@ -347,7 +351,7 @@ class JsonSchemaCompiler:
         """The number lexeme within the bound keywords (``json_numbers.number_range``: no
         exponent under bounds; None when no number is within them)."""
         if NOT_INTEGRAL in schema:
-            raise UnsupportedSchemaError("not", pointer, "the numbers with a fraction ('not' of integer) are not built")
+            return self._non_integral(schema, pointer)
         if "multipleOf" in schema:
             return self._integer(schema, pointer)  # integers only: a subset, written without fraction
         if not has_bounds(schema):
@@ -362,6 +366,27 @@ class JsonSchemaCompiler:
             self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
             return None
         found = self._bounded[key] = self.grammar.lexeme(expr, f"number [{low}, {high}]")
+        return found
+
+    def _non_integral(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
+        """Numbers with a fraction (``not`` of ``integer``), within the bound keywords
+        (``json_numbers.non_integral``)."""
+        if "multipleOf" in schema:
+            self.empty_reasons.append((pointer, "only integers are written under 'multipleOf', and these must not be"))
+            return None
+        key = ("non-integral", bounds(schema, pointer), float_bounds(schema, pointer))
+        found = self._bounded.get(key)
+        if found is not None:
+            return found
+        exprs = self.grammar.exprs
+        expr = non_integral(exprs)
+        if has_bounds(schema):
+            within = number_range(exprs, schema, pointer, INTEGER_DIGITS_MAX if self.lex.capped else None)
+            if within is None:
+                self.empty_reasons.append((pointer, "no number lies between the bounds"))
+                return None
+            expr = exprs.both(expr, within)
+        found = self._bounded[key] = self.grammar.lexeme(expr, "number with a fraction")
         return found
 
     def pattern_body(self, pattern: str, pointer: str) -> int:

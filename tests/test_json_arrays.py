@@ -1,5 +1,6 @@
-"""Array keywords: prefixItems/items, items arrays with additionalItems, contains/minContains,
-uniqueItems up to one item, and their merge under allOf. Exact languages, refusals, masks equal
+"""Array keywords: prefixItems/items, items arrays with additionalItems, contains with
+minContains/maxContains, uniqueItems (up to one item, or over finite item domains), and their merge
+under allOf. Exact languages, refusals, masks equal
 to the reference, generation judged by jsonschema."""
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ ARRAYS = [  # schema, accepted, rejected
      ['["a","b"]', '["a","c","b"]'], ['["b"]', '["a"]', '["b","b"]']),
     ({"type": "array", "uniqueItems": True, "maxItems": 1}, ["[]", "[[1,1]]"], ["[1,2]"]),
     ({"type": "array", "uniqueItems": False}, ["[1,1]"], []),
+    ({"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+     ["[]", "[true]", "[false,true]"], ["[true,true]", "[false,true,false]", "[1]"]),
+    ({"type": "array", "items": {"enum": [1, "a", 1.0, None, [1], {"k": 2}]}, "uniqueItems": True, "minItems": 2},
+     ['[1,"a"]', '[[1],null,1,"a",{"k":2}]'], ["[]", "[1]", "[1,1]", "[[1],[1]]", '[{"k":2},{"k":2}]', "[1,1.0]"]),
+    ({"prefixItems": [{"type": "boolean"}, {"type": "boolean"}], "items": False, "uniqueItems": True},
+     ["[]", "[true]", "[true,false]", "1"], ["[true,true]", "[false,true,false]"]),
+    ({"prefixItems": [{"const": "x"}], "items": {"enum": ["x", "y", "z"]}, "uniqueItems": True, "maxItems": 2},
+     ['["x"]', '["x","z"]'], ['["x","x"]', '["y"]', '["x","y","z"]']),
+    ({"type": "array", "items": {"enum": ["a", "b"], "maxLength": 0}, "uniqueItems": True}, ["[]"], ['["a"]']),
     ({"allOf": [{"prefixItems": [{"minimum": 3}]}, {"items": {"type": "integer", "maximum": 5}}]},
      ["[3,4]", "[4]"], ["[2]", "[3,6]", "[3.5]"]),
     ({"allOf": [{"prefixItems": [{"type": "integer"}], "items": False}, {"prefixItems": [{}, {}]}]},
@@ -69,6 +79,10 @@ def test_the_judge_agrees_with_every_table_row(schema: dict, accepted: list[str]
 
 REFUSED = [
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
+    ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, "uniqueItems"),
+    ({"type": "array", "items": {"enum": list(range(17))}, "uniqueItems": True}, "uniqueItems"),
+    ({"type": "array", "items": {"type": "boolean"}, "contains": {"const": True}, "uniqueItems": True}, "uniqueItems"),
+    ({"type": "array", "prefixItems": [{"type": "boolean"}], "uniqueItems": True}, "uniqueItems"),
     ({"type": "array", "contains": {"enum": [[1], 2]}, "maxContains": 1}, "maxContains"),  # arrays other than [1]
     ({"type": "array", "prefixItems": [{}], "additionalItems": False}, "additionalItems"),
     ({"type": "array", "prefixItems": [{}], "maxItems": 1000}, "maxItems"),
@@ -88,6 +102,29 @@ def test_arrays_that_admit_nothing_name_the_reason() -> None:
         gd.compile_json_schema({"type": "array", "prefixItems": [{}, False], "minItems": 3})
     with pytest.raises(gd.SchemaError, match="'contains' is false"):
         gd.compile_json_schema({"type": "array", "contains": False})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 1.0, 2.5, "a", "b", True, False, None, [1], [], {}]), max_size=7),
+       st.integers(0, 4), st.one_of(st.none(), st.integers(0, 5)), st.integers(0, 2))
+def test_unique_items_are_judged_like_jsonschema(value: list, low: int, high: int | None, prefix: int) -> None:
+    jsonschema = require("jsonschema")
+    domain = {"enum": [0, 1, 2.5, "a", True, None, [1], {}]}
+    schema: dict = {"type": "array", "prefixItems": [{"type": ["boolean", "null"]}] * prefix, "items": domain,
+                    "uniqueItems": True, "minItems": low}
+    if high is not None:
+        schema["maxItems"] = high
+    valid = jsonschema.Draft202012Validator(schema).is_valid(value)
+    try:
+        grammar = gd.compile_json_schema(schema)
+    except gd.SchemaError:
+        assert not valid
+        return
+    accepted = grammar.accepts(json.dumps(value))
+    if any(type(v) is float and v == 1 for v in value):
+        assert valid or not accepted, (schema, value)  # 1.0 is the enum's 1, not written as one: a subset
+    else:
+        assert accepted == valid, (schema, value)
 
 
 @settings(max_examples=200, deadline=None)
@@ -121,6 +158,8 @@ MASK_CASES = [
      ["[", "[1", "[1,", '[1,"', '[1,"a",', '[1,"a",t']),
     ({"type": "array", "items": {"type": "integer"}, "contains": {"const": 7}, "maxItems": 3},
      ["[", "[1,", "[1,2,", "[7,", "[1,7"]),
+    ({"type": "array", "items": {"enum": ["ab", "a", 3, None]}, "uniqueItems": True},
+     ["[", '["a', '["ab",', '["ab","a', "[3,null,", "[null,"]),
     ({"type": "array", "contains": {"enum": [7, "x"]}, "minContains": 1, "maxContains": 2},
      ["[", "[7,", "[7,7,", '[7,"x",', "[7,7,1,", "[7.5,", "[7.5"]),
 ]

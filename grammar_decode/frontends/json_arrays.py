@@ -2,7 +2,8 @@
 
 Keywords: ``prefixItems`` and ``items`` (2020-12), ``items`` as an array with
 ``additionalItems`` (drafts 4 to 2019-09), ``minItems``/``maxItems``, ``contains`` with
-``minContains`` and ``maxContains``, ``uniqueItems`` where at most one item is allowed.
+``minContains`` and ``maxContains``, ``uniqueItems`` where at most one item is allowed or the
+items come from small finite sets (``_unique``).
 
 The items are a finite automaton over (items written, matches of ``contains`` so far), both
 saturating where their bound stops mattering: the item at position ``i`` is the ``i``-th prefix
@@ -23,12 +24,18 @@ from typing import Any, Protocol
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
 from .json_lexemes import JsonLexemes
-from .json_merge import Conjunction, item_positions
+from .json_disjoint import kinds, literals, view
+from .json_merge import Conjunction, item_positions, same_json
 from .json_numbers import non_negative_int
 from .json_refs import pointer_join
 
 #: Largest item bound compiled with one rule per count; larger bounds take O(log bound) rules.
 MAX_LINEAR_ITEMS = 64
+
+
+#: Most distinct values ``uniqueItems`` is compiled over, and most sets of values written so far.
+MAX_UNIQUE_VALUES = 16
+MAX_UNIQUE_STATES = 4096
 
 
 class SchemaCompiler(Protocol):
@@ -37,6 +44,10 @@ class SchemaCompiler(Protocol):
     empty_reasons: list[tuple[str, str]]
 
     def value(self, schema: Any, pointer: str) -> Symbol: ...
+
+    def resolve(self, holder: dict[str, Any], pointer: str) -> Any: ...
+
+    def retain(self, schema: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def positions(schema: dict[str, Any], pointer: str) -> tuple[list[tuple[Any, str]], Any, str]:
@@ -76,8 +87,9 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
         most = None  # bounds nothing
     if contains is not None and wanted == 0 and most is None:
         contains = None
-    if schema.get("uniqueItems") is True and (high is None or high > 1):
-        raise UnsupportedSchemaError("uniqueItems", pointer, "unless at most one item is allowed (maxItems <= 1)")
+    unique = schema.get("uniqueItems") is True and (high is None or high > 1)
+    if unique and contains is not None:
+        raise UnsupportedSchemaError("uniqueItems", pointer, "beside contains")
     empty = lex.seq(lex.open_bracket, lex.ws, lex.close_bracket)
     if contains is False and wanted > 0:
         c.empty_reasons.append((pointer, "'contains' is false"))
@@ -87,6 +99,8 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
         return []
     if high == 0:
         return [empty]
+    if unique:
+        return _unique(c, pointer, prefix, (rest, rest_pointer), low, high, empty)
     if max(low, high or 0) > MAX_LINEAR_ITEMS:
         if prefix or contains is not None:
             raise UnsupportedSchemaError("maxItems" if high is not None and high > MAX_LINEAR_ITEMS else "minItems",
@@ -114,6 +128,7 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
     name = pointer or "/"
     top = high if high is not None else max(low, len(prefix), 1)  # counts past top collapse when unbounded
     contains_pointer = pointer_join(pointer, "contains")
+    outside = c.retain({"not": contains})
 
     def item(index: int, matching: bool | None) -> Symbol:
         """The item at ``index``: matching ``contains`` (True), not matching it (False), or either (None)."""
@@ -123,7 +138,7 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
         if matching:
             return c.value(Conjunction((sub, contains)), contains_pointer)
         try:
-            return c.value(Conjunction((sub, {"not": contains})), contains_pointer)
+            return c.value(Conjunction((sub, outside)), contains_pointer)
         except UnsupportedSchemaError as exc:
             raise UnsupportedSchemaError("maxContains", pointer, "counting matches up to a bound needs the items "
                                                                  f"that do not match 'contains': {exc}") from exc
@@ -160,6 +175,95 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
         g.define(rules[(count, matched)], alternatives)
     out = [lex.seq(lex.open_bracket, lex.ws) + (start,)]
     if low == 0 and wanted == 0:
+        out.append(empty)
+    return out
+
+
+def finite_domain(c: SchemaCompiler, schema: Any, pointer: str) -> list[Any] | None:
+    """The distinct values (JSON equality) among which ``schema``'s lie, when it names them: an
+    ``enum``/``const``, or only booleans and null (None: not known to be finite). A superset:
+    each value is compiled together with ``schema``, which may admit none of its spellings."""
+    s = view(schema, c.resolve, pointer)
+    if s is False:
+        return []
+    if not isinstance(s, dict):
+        return None
+    values = literals(s)
+    if values is None:
+        found = kinds(s)
+        if not found <= {"boolean", "null"}:
+            return None
+        values = ([True, False] if "boolean" in found else []) + ([None] if "null" in found else [])
+    distinct: list[Any] = []
+    for value in values:
+        if not any(same_json(value, seen) for seen in distinct):
+            distinct.append(value)
+    return distinct
+
+
+def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest: tuple[Any, str], low: int,
+            high: int | None, empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
+    """``uniqueItems`` over items drawn from finite domains: a state per set of values written
+    (items are distinct, so the set's size is the item count and fixes the position). Each value
+    at a position is the position's schema conjoined with ``const``. Refused when a reachable
+    position's domain is not finite or the sets outgrow ``MAX_UNIQUE_STATES``."""
+    g, lex = c.grammar, c.lex
+    name = pointer or "/"
+    positions = len(prefix) + 1 if high is None or high > len(prefix) else high  # the rest's schema last
+    domains: list[list[Any]] = []
+    for index in range(positions):
+        sub, where = prefix[index] if index < len(prefix) else rest
+        domain = finite_domain(c, sub, where)
+        if domain is None:
+            raise UnsupportedSchemaError("uniqueItems", pointer, f"items at {where} are not drawn from a finite "
+                                                                 "set of values (enum, const, boolean, null)")
+        domains.append(domain)
+    values: list[Any] = []
+    for domain in domains:
+        values += [v for v in domain if not any(same_json(v, seen) for seen in values)]
+    if len(values) > MAX_UNIQUE_VALUES:
+        raise UnsupportedSchemaError("uniqueItems", pointer, f"over {len(values)} distinct values (at most "
+                                                             f"{MAX_UNIQUE_VALUES})")
+    index_of = [[next(i for i, seen in enumerate(values) if same_json(v, seen)) for v in domain]
+                for domain in domains]
+    items: dict[tuple[int, int], Symbol] = {}
+    constants = [c.retain({"const": value}) for value in values]
+
+    def item(position: int, value: int) -> Symbol:
+        key = (position, value)
+        if key not in items:
+            sub, where = prefix[position] if position < len(prefix) else rest
+            items[key] = c.value(Conjunction((sub, constants[value])), where)
+        return items[key]
+
+    rules: dict[frozenset[int], Symbol] = {}
+    work: list[frozenset[int]] = []
+
+    def state(written: frozenset[int]) -> Symbol:
+        if written not in rules:
+            if len(rules) >= MAX_UNIQUE_STATES:
+                raise UnsupportedSchemaError("uniqueItems", pointer, f"more than {MAX_UNIQUE_STATES} sets of distinct "
+                                                                     "values to track")
+            rules[written] = g.rule(f"{name} unique items {sorted(written)}")
+            work.append(written)
+        return rules[written]
+
+    start = state(frozenset())
+    while work:
+        written = work.pop()
+        count = len(written)
+        alternatives: list[tuple[Symbol, ...]] = []
+        if count >= low and count > 0:
+            alternatives.append(lex.seq(lex.ws, lex.close_bracket))
+        if high is None or count < high:
+            position = min(count, len(prefix))
+            comma = lex.seq(lex.ws, lex.comma, lex.ws) if count else ()
+            for value in index_of[position]:
+                if value not in written:
+                    alternatives.append(comma + (item(position, value), state(written | {value})))
+        g.define(rules[written], alternatives)
+    out = [lex.seq(lex.open_bracket, lex.ws) + (start,)]
+    if low == 0:
         out.append(empty)
     return out
 

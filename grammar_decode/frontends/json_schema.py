@@ -144,6 +144,12 @@ class JsonSchemaCompiler:
         self.grammar.start = self.value(self.document, "")
         return self.grammar
 
+    def retain(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """``schema``, kept alive until compiling ends: a schema object built while compiling
+        (rules are memoised by the ids of schema objects, which must not be reused meanwhile)."""
+        self._keep.append(schema)
+        return schema
+
     def value(self, schema: Any, pointer: str) -> Symbol:
         """The rule for the values ``schema`` admits (one rule per schema object)."""
         if isinstance(schema, Conjunction):

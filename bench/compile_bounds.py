@@ -54,6 +54,12 @@ CASES: dict[str, Any] = {
                                               "exclusiveMinimum": 0.1},
     "multipleOf 7 within 10^9": {"type": "integer", "multipleOf": 7, "maximum": 10 ** 9},
     "dependentSchemas on 4 keys": {"type": "object", "dependentSchemas": {k: {"required": [k + "2"]} for k in "abcd"}},
+    "uniqueItems over an 11-value enum": {"type": "array", "items": {"enum": [f"v{i}" for i in range(11)]},
+                                          "uniqueItems": True},
+    "uniqueItems over 12 values (past the limit)": {"type": "array", "items": {"enum": list(range(12))},
+                                                    "uniqueItems": True},
+    "maxContains 3 of 10 items": {"type": "array", "contains": {"enum": ["a", 1]}, "maxContains": 3, "maxItems": 10},
+    "format iri-reference": {"type": "string", "format": "iri-reference"},
 }
 
 

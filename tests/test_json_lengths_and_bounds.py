@@ -59,6 +59,11 @@ MULTIPLES = [  # multipleOf with an integer divisor: integer spellings only
     ({"type": "integer", "multipleOf": 100, "minimum": 150}, ["200", "1000"], ["100", "150", "250"]),
     ({"type": "number", "multipleOf": 7.0}, ["14", "-7", "0"], ["14.0", "15", "7.5"]),
     ({"allOf": [{"type": "integer", "multipleOf": 4}, {"multipleOf": 6}]}, ["12", "24", "0"], ["4", "6", "18"]),
+    # a divisor with a small binary fraction: fixed-point spellings whose quotient is exact
+    ({"type": "number", "multipleOf": 1.5}, ["0", "1.5", "3", "4.50", "-3.0", "0.0", "-0"], ["1", "2.25", "35", "4.5e0"]),
+    ({"type": "number", "multipleOf": 0.125, "maximum": 1}, ["0.125", "0.875", "1", "-7.5"], ["0.1", "1.125", "0.12"]),
+    ({"type": "integer", "multipleOf": 0.5}, ["0", "1", "-7", "123456789012345"], ["0.5", "1.0", "1234567890123456"]),
+    ({"type": "number", "multipleOf": 2.5}, ["5", "7.5", "-12.5", "0"], ["2", "2.6", "1.25"]),
 ]
 
 
@@ -113,6 +118,7 @@ MASK_CASES = [
     ({"type": "string", "pattern": "[0-9]", "maxLength": 3}, ['"', '"a', '"ab', '"a1', '"\\u0031']),
     ({"type": "number", "minimum": -1.5, "exclusiveMaximum": 20.25}, ["", "-", "-1", "-1.", "20", "20.2", "0."]),
     ({"type": "integer", "multipleOf": 7, "maximum": 500}, ["", "-", "1", "14", "49"]),
+    ({"type": "number", "multipleOf": 0.75, "minimum": -10}, ["", "-", "-1", "1.", "2.2", "-9.7", "3.0"]),
 ]
 
 
@@ -200,3 +206,27 @@ def test_multiple_of_spells_exactly_the_multiples(divisor: int, probes: list[int
     grammar = gd.compile_json_schema({"type": "integer", "multipleOf": divisor})
     for value in probes + [0, divisor, -divisor, 10 ** 19 - 10 ** 19 % divisor]:
         assert grammar.accepts(str(value)) == (value % divisor == 0 and str(value) != "-0"), (divisor, value)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from([0.5, 1.5, 0.25, 0.75, 2.5, 0.125, 4.5, 0.375, 3.5, 0.015625]),
+       st.lists(st.tuples(st.integers(-10 ** 16, 10 ** 16), st.integers(0, 7), st.integers(-2, 2)),
+                min_size=10, max_size=30))
+def test_fractional_multiple_of_is_judged_like_jsonschema(divisor: float, probes: list[tuple[int, int, int]]) -> None:
+    """Decimals near the multiples (``n * divisor`` written with ``places`` decimals, nudged by a
+    few units in the last place), small and near 2**53: what the grammar accepts, jsonschema's
+    float division calls a multiple; exact multiples of small magnitude are accepted."""
+    from decimal import Decimal
+
+    jsonschema = require("jsonschema")
+    schema = {"type": "number", "multipleOf": divisor}
+    grammar = gd.compile_json_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for n, places, nudge in probes:
+        exact = Decimal(n) * Decimal(divisor)
+        value = exact + Decimal(nudge) * Decimal(10) ** -places
+        text = f"{value:.{places}f}" if places else str(int(value)) if value == int(value) else str(value)
+        if grammar.accepts(text):
+            assert validator.is_valid(json.loads(text)), (divisor, text)
+        elif nudge == 0 and abs(n) < 10 ** 12 and exact == Decimal(text) and "e" not in text.lower():
+            raise AssertionError(f"{text}, a multiple of {divisor}, rejected")

@@ -349,10 +349,62 @@ def multiple_of(exprs: ExprSet, divisor: int) -> int:
     return exprs.alt(body, exprs.concat(exprs.literal(b"-"), exprs.difference(body, exprs.literal(b"0"))))
 
 
+#: Most binary fraction digits of a divisor with a fraction (``0.015625 = 2**-6``).
+MAX_DIVISOR_FRACTION_BITS = 6
+
+
+def dyadic(value: float) -> tuple[int, int] | None:
+    """``(m, k)`` with ``value == m / 2**k``, ``m`` odd where ``k > 0`` (None when the double's
+    denominator exceeds ``2**MAX_DIVISOR_FRACTION_BITS``: ``0.1`` is ``3602879701896397 / 2**55``)."""
+    exact = Fraction(value)
+    k = exact.denominator.bit_length() - 1
+    if k > MAX_DIVISOR_FRACTION_BITS:
+        return None
+    return exact.numerator, k
+
+
+def fractional_multiple_of(exprs: ExprSet, m: int, k: int, fraction: bool = True) -> int:
+    """Fixed-point spellings of the multiples of ``m / 2**k`` (``k`` >= 1, ``m`` odd, at most
+    ``MAX_MODULUS``) that ``jsonschema``'s float division calls multiples: every such decimal
+    ``x`` with ``x * 2**k`` below ``2**53`` is a double exactly, so ``x / d`` is the exact, integral
+    quotient. ``x * 2**k = I * 2**k + j`` for integer part ``I`` and a fraction ``j / 2**k`` (one of
+    ``2**k`` finite decimals), so ``x`` is a multiple when ``I`` lies in the residue class
+    ``-j / 2**k`` mod ``m`` (a remainder automaton). ``fraction=False``: integer spellings only.
+    ``ValueError`` past the limits."""
+    if m > MAX_MODULUS:
+        raise ValueError(f"divisibility by {m} needs an automaton of {m} states (at most {MAX_MODULUS})")
+    if k < 1 or k > MAX_DIVISOR_FRACTION_BITS:
+        raise ValueError(f"a divisor with {k} binary fraction digits (1 to {MAX_DIVISOR_FRACTION_BITS})")
+    digits = math.floor((53 - k) * math.log10(2))  # integer digits: x * 2**k stays below 2**53
+    digit = _digits(exprs, "0", "9")
+    magnitude = exprs.alt(exprs.literal(b"0"), exprs.concat(_digits(exprs, "1", "9"), exprs.repeat(digit, 0, digits - 1)))
+    inverse = pow(2 ** k, -1, m) if m > 1 else 0
+    zeros = exprs.star(exprs.literal(b"0"))
+    parts = []
+    for j in range(2 ** k if fraction else 1):
+        residue = (-j * inverse) % m if m > 1 else 0
+        whole = magnitude if m == 1 else exprs.both(magnitude, _remainder(exprs, m, residue))
+        decimals = str(j * 5 ** k).zfill(k).rstrip("0")  # j / 2**k has at most k decimal digits
+        if not fraction:
+            tail = EPSILON
+        elif decimals:
+            tail = exprs.concat(exprs.literal(b"." + decimals.encode()), zeros)
+        else:
+            tail = exprs.optional(exprs.concat(exprs.literal(b"."), exprs.plus(exprs.literal(b"0"))))
+        parts.append(exprs.concat(whole, tail))
+    return exprs.concat(exprs.optional(exprs.literal(b"-")), exprs.alt(*parts))
+
+
 def _remainder_zero(exprs: ExprSet, m: int) -> int:
     """Digit strings whose value is divisible by ``m`` (leading zeros allowed; the empty string
-    excluded): X_r, the strings that take remainder r to 0, solved by Arden's rule."""
-    # X_r = [r == 0] ε | Σ_d d · X_(10r+d mod m): coefficients per state, and the constant
+    excluded)."""
+    return _remainder(exprs, m, 0)
+
+
+def _remainder(exprs: ExprSet, m: int, residue: int) -> int:
+    """Digit strings whose value is ``residue`` mod ``m`` (leading zeros allowed; the empty string
+    excluded): X_r, the strings that take remainder r to ``residue``, solved by Arden's rule."""
+    # X_r = [r == residue] ε | Σ_d d · X_(10r+d mod m): coefficients per state, and the constant
     coefficient: list[dict[int, int]] = []
     constant: list[int] = []
     for r in range(m):
@@ -360,7 +412,7 @@ def _remainder_zero(exprs: ExprSet, m: int) -> int:
         for d in range(10):
             row.setdefault((10 * r + d) % m, []).append(d)
         coefficient.append({s: exprs.byteset(sum(1 << (0x30 + d) for d in ds)) for s, ds in row.items()})
-        constant.append(EPSILON if r == 0 else NOTHING)
+        constant.append(EPSILON if r == residue else NOTHING)
     for k in range(m - 1, -1, -1):  # eliminate X_k from every equation before it
         loop = exprs.star(coefficient[k].pop(k, NOTHING))
         for i in range(k):

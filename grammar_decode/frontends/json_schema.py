@@ -38,6 +38,7 @@ objects: ``properties``, ``required``, ``additionalProperties``, ``patternProper
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any, Callable, Union
 
 from ..errors import GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
@@ -51,8 +52,8 @@ from .json_arrays import array_alternatives
 from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS
 from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
                          flatten, key_of, merge)
-from .json_numbers import (BOUND_KEYWORDS, bounds, float_bounds, has_bounds, integer_range, multiple_of, non_integral,
-                           non_negative_int, number_range)
+from .json_numbers import (BOUND_KEYWORDS, bounds, dyadic, float_bounds, fractional_multiple_of, has_bounds,
+                           integer_range, multiple_of, non_integral, non_negative_int, number_range)
 from .json_objects import object_rule
 from .json_refs import RefIndex, pointer_join
 from .json_rewrites import Rewriter, declared_types
@@ -333,25 +334,37 @@ class JsonSchemaCompiler:
             return None
         name = f"integer [{low}, {high}]"
         if divisor is not None:
-            try:
-                expr = exprs.both(expr, multiple_of(exprs, divisor))
-            except ValueError as exc:
-                raise UnsupportedSchemaError("multipleOf", pointer, str(exc)) from exc
+            expr = exprs.both(expr, self._multiples(divisor, pointer, fraction=False))
             name += f" multipleOf {divisor}"
         found = self._bounded[key] = self.grammar.lexeme(expr, name)
         return found
 
-    def _divisor(self, schema: dict[str, Any], pointer: str) -> int | None:
-        """``multipleOf`` as an integer (None when absent)."""
+    def _multiples(self, divisor: Fraction, pointer: str, fraction: bool) -> int:
+        """Spellings of the multiples of ``divisor`` (``json_numbers.multiple_of`` for integer
+        divisors: integers only; ``fractional_multiple_of`` otherwise)."""
+        exprs = self.grammar.exprs
+        try:
+            if divisor.denominator == 1:
+                return multiple_of(exprs, divisor.numerator)
+            return fractional_multiple_of(exprs, divisor.numerator, divisor.denominator.bit_length() - 1, fraction)
+        except ValueError as exc:
+            raise UnsupportedSchemaError("multipleOf", pointer, str(exc)) from exc
+
+    def _divisor(self, schema: dict[str, Any], pointer: str) -> Fraction | None:
+        """``multipleOf`` as an exact rational (None when absent): an integer, or a double with a
+        small power-of-two denominator (``json_numbers.dyadic``)."""
         if "multipleOf" not in schema:
             return None
         value = schema["multipleOf"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
             raise SchemaError(f"'multipleOf' must be a number above 0, got {value!r}", pointer)
         if isinstance(value, float) and not (value.is_integer() and value < 2 ** 63):
-            raise UnsupportedSchemaError("multipleOf", pointer, f"{value!r}: a divisor with a fraction (jsonschema "
-                                                                "divides doubles, whose rounding no grammar follows)")
-        return int(value)
+            if value == float("inf") or dyadic(value) is None:
+                raise UnsupportedSchemaError("multipleOf", pointer, f"{value!r}: a divisor whose double is not a "
+                                             f"small binary fraction (jsonschema divides doubles, and x / {value!r} "
+                                             "rounds)")
+            return Fraction(value)
+        return Fraction(int(value))
 
     def _number(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The number lexeme within the bound keywords (``json_numbers.number_range``: no
@@ -359,7 +372,10 @@ class JsonSchemaCompiler:
         if NOT_INTEGRAL in schema:
             return self._non_integral(schema, pointer)
         if "multipleOf" in schema:
-            return self._integer(schema, pointer)  # integers only: a subset, written without fraction
+            divisor = self._divisor(schema, pointer)
+            if divisor is not None and divisor.denominator == 1:
+                return self._integer(schema, pointer)  # integers only: a subset, written without fraction
+            return self._fractional_multiples(schema, divisor, pointer)
         if not has_bounds(schema):
             return self.lex.number
         low, high = float_bounds(schema, pointer)
@@ -372,6 +388,24 @@ class JsonSchemaCompiler:
             self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
             return None
         found = self._bounded[key] = self.grammar.lexeme(expr, f"number [{low}, {high}]")
+        return found
+
+    def _fractional_multiples(self, schema: dict[str, Any], divisor: Fraction | None, pointer: str) -> Symbol | None:
+        """Numbers within the bound keywords that are multiples of a divisor with a fraction
+        (``json_numbers.fractional_multiple_of``: fixed-point spellings, below 2**53 once scaled)."""
+        key = ("number", bounds(schema, pointer), float_bounds(schema, pointer), divisor)
+        found = self._bounded.get(key)
+        if found is not None:
+            return found
+        exprs = self.grammar.exprs
+        expr = self._multiples(divisor, pointer, fraction=True)
+        if has_bounds(schema):
+            within = number_range(exprs, schema, pointer, INTEGER_DIGITS_MAX if self.lex.capped else None)
+            if within is None:
+                self.empty_reasons.append((pointer, "no number lies between the bounds"))
+                return None
+            expr = exprs.both(expr, within)
+        found = self._bounded[key] = self.grammar.lexeme(expr, f"number multipleOf {divisor}")
         return found
 
     def _non_integral(self, schema: dict[str, Any], pointer: str) -> Symbol | None:

@@ -38,7 +38,6 @@ objects: ``properties``, ``required``, ``additionalProperties``, ``patternProper
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from typing import Any, Callable, Union
 
 from ..errors import GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
@@ -47,13 +46,13 @@ from ..engine.recognizer import Recognizer
 from ..ir import utf8
 from ..ir.grammar import Grammar, Symbol
 from .json_formats import FORMAT_MAX_LENGTH, FORMATS
-from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes, json_string_chars
+from .json_lexemes import JsonLexemes, json_string_chars
 from .json_arrays import array_alternatives
 from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS
 from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
                          flatten, key_of, merge)
-from .json_numbers import (BOUND_KEYWORDS, bounds, dyadic, float_bounds, fractional_multiple_of, has_bounds,
-                           integer_range, multiple_of, non_integral, non_negative_int, number_range)
+from .json_number_lexemes import NumberLexemes
+from .json_numbers import BOUND_KEYWORDS, bounds, non_negative_int
 from .json_objects import object_rule
 from .json_refs import RefIndex, pointer_join
 from .json_rewrites import Rewriter, declared_types
@@ -134,8 +133,9 @@ class JsonSchemaCompiler:
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
         self._any: Symbol | None = None
         self._filter_depth = 0  # enum/const filters compile their siblings; $ref can nest them
-        # lexemes narrowed by keywords, by what narrows them: strings (pattern, format, lengths), integers
+        # string lexemes narrowed by keywords, by what narrows them (pattern, format, lengths)
         self._bounded: dict[tuple[Any, ...], Symbol] = {}
+        self.numbers = NumberLexemes(self.grammar, self.lex, self.empty_reasons)
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
         self.rewriter = Rewriter(self.refs, self.resolve, self._keep)
 
@@ -218,10 +218,10 @@ class JsonSchemaCompiler:
             string = self.string_lexeme(schema, pointer)
             return [] if string is None else [(string,)]
         if type_name == "integer":
-            integer = self._integer(schema, pointer)
+            integer = self.numbers.integer(schema, pointer)
             return [] if integer is None else [(integer,)]
         if type_name == "number":
-            number = self._number(schema, pointer)
+            number = self.numbers.number(schema, pointer)
             return [] if number is None else [(number,)]
         if type_name == "boolean":
             return [(lex.literal(b"true"),), (lex.literal(b"false"),)]
@@ -311,122 +311,6 @@ class JsonSchemaCompiler:
         name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength", "not", "not"),
                                                       key[1:]) if v and not (k == "minLength" and v == 0))
         found = self._bounded[key] = self.grammar.lexeme(expr, f"string {name}")
-        return found
-
-    def _integer(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
-        """The integer lexeme within the bound keywords and ``multipleOf`` (None when no integer
-        passes them)."""
-        if NOT_INTEGRAL in schema:  # integers never have a fraction
-            self.empty_reasons.append((pointer, "an integer is not a number with a fraction"))
-            return None
-        divisor = self._divisor(schema, pointer)
-        if not has_bounds(schema) and divisor is None:
-            return self.lex.integer
-        low, high = bounds(schema, pointer)
-        key = ("integer", low, high, divisor)
-        found = self._bounded.get(key)
-        if found is not None:
-            return found
-        exprs = self.grammar.exprs
-        expr = integer_range(exprs, low, high, INTEGER_DIGITS_MAX if self.lex.capped else None)
-        if expr is None:
-            self.empty_reasons.append((pointer, f"no integer lies between the bounds ({low} > {high})"))
-            return None
-        name = f"integer [{low}, {high}]"
-        if divisor is not None:
-            expr = exprs.both(expr, self._multiples(divisor, pointer, fraction=False))
-            name += f" multipleOf {divisor}"
-        found = self._bounded[key] = self.grammar.lexeme(expr, name)
-        return found
-
-    def _multiples(self, divisor: Fraction, pointer: str, fraction: bool) -> int:
-        """Spellings of the multiples of ``divisor`` (``json_numbers.multiple_of`` for integer
-        divisors: integers only; ``fractional_multiple_of`` otherwise)."""
-        exprs = self.grammar.exprs
-        try:
-            if divisor.denominator == 1:
-                return multiple_of(exprs, divisor.numerator)
-            return fractional_multiple_of(exprs, divisor.numerator, divisor.denominator.bit_length() - 1, fraction)
-        except ValueError as exc:
-            raise UnsupportedSchemaError("multipleOf", pointer, str(exc)) from exc
-
-    def _divisor(self, schema: dict[str, Any], pointer: str) -> Fraction | None:
-        """``multipleOf`` as an exact rational (None when absent): an integer, or a double with a
-        small power-of-two denominator (``json_numbers.dyadic``)."""
-        if "multipleOf" not in schema:
-            return None
-        value = schema["multipleOf"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
-            raise SchemaError(f"'multipleOf' must be a number above 0, got {value!r}", pointer)
-        if isinstance(value, float) and not (value.is_integer() and value < 2 ** 63):
-            if value == float("inf") or dyadic(value) is None:
-                raise UnsupportedSchemaError("multipleOf", pointer, f"{value!r}: a divisor whose double is not a "
-                                             f"small binary fraction (jsonschema divides doubles, and x / {value!r} "
-                                             "rounds)")
-            return Fraction(value)
-        return Fraction(int(value))
-
-    def _number(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
-        """The number lexeme within the bound keywords (``json_numbers.number_range``: no
-        exponent under bounds; None when no number is within them)."""
-        if NOT_INTEGRAL in schema:
-            return self._non_integral(schema, pointer)
-        if "multipleOf" in schema:
-            divisor = self._divisor(schema, pointer)
-            if divisor is not None and divisor.denominator == 1:
-                return self._integer(schema, pointer)  # integers only: a subset, written without fraction
-            return self._fractional_multiples(schema, divisor, pointer)
-        if not has_bounds(schema):
-            return self.lex.number
-        low, high = float_bounds(schema, pointer)
-        key = ("number", low, high, bounds(schema, pointer))
-        found = self._bounded.get(key)
-        if found is not None:
-            return found
-        expr = number_range(self.grammar.exprs, schema, pointer, INTEGER_DIGITS_MAX if self.lex.capped else None)
-        if expr is None:
-            self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
-            return None
-        found = self._bounded[key] = self.grammar.lexeme(expr, f"number [{low}, {high}]")
-        return found
-
-    def _fractional_multiples(self, schema: dict[str, Any], divisor: Fraction | None, pointer: str) -> Symbol | None:
-        """Numbers within the bound keywords that are multiples of a divisor with a fraction
-        (``json_numbers.fractional_multiple_of``: fixed-point spellings, below 2**53 once scaled)."""
-        key = ("number", bounds(schema, pointer), float_bounds(schema, pointer), divisor)
-        found = self._bounded.get(key)
-        if found is not None:
-            return found
-        exprs = self.grammar.exprs
-        expr = self._multiples(divisor, pointer, fraction=True)
-        if has_bounds(schema):
-            within = number_range(exprs, schema, pointer, INTEGER_DIGITS_MAX if self.lex.capped else None)
-            if within is None:
-                self.empty_reasons.append((pointer, "no number lies between the bounds"))
-                return None
-            expr = exprs.both(expr, within)
-        found = self._bounded[key] = self.grammar.lexeme(expr, f"number multipleOf {divisor}")
-        return found
-
-    def _non_integral(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
-        """Numbers with a fraction (``not`` of ``integer``), within the bound keywords
-        (``json_numbers.non_integral``)."""
-        if "multipleOf" in schema:
-            self.empty_reasons.append((pointer, "only integers are written under 'multipleOf', and these must not be"))
-            return None
-        key = ("non-integral", bounds(schema, pointer), float_bounds(schema, pointer))
-        found = self._bounded.get(key)
-        if found is not None:
-            return found
-        exprs = self.grammar.exprs
-        expr = non_integral(exprs)
-        if has_bounds(schema):
-            within = number_range(exprs, schema, pointer, INTEGER_DIGITS_MAX if self.lex.capped else None)
-            if within is None:
-                self.empty_reasons.append((pointer, "no number lies between the bounds"))
-                return None
-            expr = exprs.both(expr, within)
-        found = self._bounded[key] = self.grammar.lexeme(expr, "number with a fraction")
         return found
 
     def pattern_body(self, pattern: str, pointer: str) -> int:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 from .errors import GrammarError, SchemaError, VocabularyError
 from .generation import generate
+from .frontends.json_drafts import DRAFTS
 from .frontends.json_schema import WHITESPACE_MODES, compile_json_schema, parse_schema
 from .frontends.lark import compile_grammar
 from .frontends.regex import compile_regex
@@ -152,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--extra-keys", choices=("schema", "forbid"), default="schema",
                      help="keys outside 'properties' where additionalProperties is absent: allowed, as the "
                           "specification says (schema), or forbidden (forbid)")
+    gen.add_argument("--draft", choices=DRAFTS, default=None,
+                     help="read the schema as this JSON Schema draft does (default: the draft its $schema "
+                          "names, else a reading every draft agrees with)")
     install = commands.add_parser(
         "install-llama-cpp",
         help="build llama-cpp-python for any x86-64 CPU (no AVX-512/AMX; once) and install it",
@@ -167,7 +171,8 @@ def run_generate(args: argparse.Namespace) -> int:
     try:
         if args.schema is not None:
             schema = load_schema(args.schema)
-            grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys)
+            grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
+                                          draft=args.draft)
         elif args.regex is not None:
             grammar = compile_regex(args.regex)
         else:

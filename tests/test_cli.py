@@ -112,3 +112,15 @@ def test_extra_keys_option_reaches_the_compiler() -> None:
     result = run_cli("--schema", schema, "--extra-keys", "forbid", "--prompt", "x: ", "--max-tokens", "40", timeout=120)
     assert result.returncode == 0, result.stderr
     assert list(json.loads(result.stdout)) == ["a"]
+
+
+def test_draft_option_reaches_the_compiler() -> None:
+    # draft 7 ignores "maximum" beside $ref; 2019-09 on applies it, and then nothing is left
+    schema = '{"$ref": "#/definitions/a", "maximum": 5, "definitions": {"a": {"const": 700}}}'
+    result = run_cli("--schema", schema, "--draft", "7", "--prompt", "x: ", "--max-tokens", "8", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == 700
+    result = run_cli("--schema", schema, "--draft", "2020-12", "--prompt", "x: ", timeout=60)
+    assert result.returncode == 2 and "admits no document" in result.stderr
+    result = run_cli("--schema", schema, "--draft", "8", "--prompt", "x: ", timeout=60)
+    assert result.returncode == 2 and "--draft" in result.stderr

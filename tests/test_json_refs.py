@@ -50,3 +50,94 @@ def test_references_outside_the_document_are_refused(schema: dict) -> None:
 def test_a_missing_anchor_is_a_schema_error() -> None:
     with pytest.raises(gd.SchemaError, match="no anchor"):
         gd.compile_json_schema({"$ref": "#nowhere"})
+
+
+# -- drafts: what changes with the draft a document is read under ---------------------------------
+
+_INT_DEFS = {"definitions": {"a": {"type": "integer"}}}
+DRAFT_CASES = [  # schema, draft, accepted, rejected (each checked against that draft's validator too)
+    # drafts 4-7 ignore the keywords beside $ref; 2019-09 on applies them
+    ({"$ref": "#/definitions/a", "maximum": 5, **_INT_DEFS}, "7", ["3", "10"], ['"x"', "1.5"]),
+    ({"$ref": "#/definitions/a", "maximum": 5, **_INT_DEFS}, "4", ["10"], ['"x"']),
+    ({"$ref": "#/definitions/a", "maximum": 5, **_INT_DEFS}, "2019-09", ["3"], ["10", '"x"']),
+    ({"$ref": "#/definitions/a", "maximum": 5, **_INT_DEFS}, None, ["3"], ["10", '"x"']),
+    # ... an $id beside $ref included: the base stays the outer one in drafts 4-7
+    ({"$id": "http://x.org/a/", "definitions": {"f": {"$id": "http://x.org/a/f.json", "type": "string"},
+                                                "g": {"$id": "http://x.org/b/f.json", "type": "integer"}},
+      "properties": {"p": {"$id": "http://x.org/b/", "$ref": "f.json"}}}, "7", ['{"p":"s"}'], ['{"p":1}']),
+    ({"$id": "http://x.org/a/", "$defs": {"f": {"$id": "http://x.org/a/f.json", "type": "string"},
+                                          "g": {"$id": "http://x.org/b/f.json", "type": "integer"}},
+      "properties": {"p": {"$id": "http://x.org/b/", "$ref": "f.json"}}}, "2020-12", ['{"p":1}'], ['{"p":"s"}']),
+    # draft 4 spells $id as id, anchors included
+    ({"id": "http://x.org/root.json", "definitions": {"s": {"id": "s.json", "type": "string"},
+                                                     "n": {"id": "#num", "type": "number"}},
+      "properties": {"s": {"$ref": "s.json"}, "n": {"$ref": "#num"}}}, "4",
+     ['{"s":"x","n":1.5}'], ['{"s":1}', '{"n":"x"}']),
+    # a bare fragment stays in a urn: resource
+    ({"$id": "urn:uuid:deadbeef-1234-00ff-ff00-4321feebdaed", "properties": {"foo": {"$ref": "#/$defs/bar"}},
+      "$defs": {"bar": {"type": "string"}}}, "2020-12", ['{"foo":"x"}'], ['{"foo":1}']),
+    ({"$id": "urn:example:1/406/47452/2", "properties": {"foo": {"$ref": "#/definitions/bar"}},
+      "definitions": {"bar": {"type": "string"}}}, None, ['{"foo":"x"}'], ['{"foo":1}']),
+    # $dynamicAnchor is a plain anchor for $ref
+    ({"$defs": {"i": {"$dynamicAnchor": "items", "type": "string"}}, "items": {"$ref": "#items"}}, "2020-12",
+     ['["a"]'], ["[1]"]),
+]
+
+
+@pytest.mark.parametrize("schema,draft,accepted,rejected", DRAFT_CASES)
+def test_each_draft_reads_references_as_its_validator_does(schema: dict, draft: str | None, accepted: list[str],
+                                                           rejected: list[str]) -> None:
+    import json
+
+    import jsonschema
+
+    grammar = gd.compile_json_schema(schema, draft=draft)
+    judges = {"4": jsonschema.Draft4Validator, "6": jsonschema.Draft6Validator, "7": jsonschema.Draft7Validator,
+              "2019-09": jsonschema.Draft201909Validator, "2020-12": jsonschema.Draft202012Validator}
+    for text in accepted:
+        assert grammar.accepts(text), text
+    for text in rejected:
+        assert not grammar.accepts(text), text
+    for name in [draft] if draft is not None else list(judges):
+        judge = judges[name](schema)
+        for text in accepted:
+            assert judge.is_valid(json.loads(text)), (name, text)
+
+
+def test_the_root_schema_keyword_names_the_draft() -> None:
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#/definitions/a", "maximum": 5,
+              **_INT_DEFS}
+    assert gd.compile_json_schema(schema).accepts("10")
+    assert not gd.compile_json_schema(schema, draft="2020-12").accepts("10")  # the argument wins
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    assert not gd.compile_json_schema(schema).accepts("10")
+    schema["$schema"] = "https://example.com/my-metaschema"  # unknown: every draft's reading
+    assert not gd.compile_json_schema(schema).accepts("10")
+
+
+@pytest.mark.parametrize("schema,draft,error,keyword", [
+    ({"id": "http://x.org/", "type": "string"}, None, gd.UnsupportedSchemaError, "id"),  # not an identifier here
+    ({"id": "http://x.org/", "type": "string"}, "7", gd.UnsupportedSchemaError, "id"),
+    ({"$defs": {"a": {"$anchor": "a", "type": "null"}}, "$ref": "#a"}, "7", gd.SchemaError, None),  # no $anchor
+    ({"$defs": {"a": {"$id": "#a", "type": "null"}}, "$ref": "#a"}, "2020-12", gd.SchemaError, None),
+    ({"$defs": {"a": {"$dynamicAnchor": "a", "type": "null"}}, "$ref": "#a"}, "2019-09", gd.SchemaError, None),
+    ({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "properties": {"p": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "null"}}}, None,
+     gd.UnsupportedSchemaError, "$schema"),
+    ({"$defs": {"d": {"$dynamicAnchor": "d", "type": "null"}}, "items": {"$dynamicRef": "#d"}}, "2020-12",
+     gd.UnsupportedSchemaError, "$dynamicRef"),
+    # drafts 4-7 know no $defs: an $id under it names no resource there
+    ({"$id": "http://x.org/", "$defs": {"a": {"$id": "a.json", "type": "null"}}, "items": {"$ref": "a.json"}}, "7",
+     gd.UnsupportedSchemaError, "$ref"),
+])
+def test_identifiers_a_draft_does_not_know_are_errors(schema: dict, draft: str | None, error: type,
+                                                      keyword: str | None) -> None:
+    with pytest.raises(error) as info:
+        gd.compile_json_schema(schema, draft=draft)
+    if keyword is not None:
+        assert info.value.keyword == keyword
+
+
+def test_an_unknown_draft_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="draft"):
+        gd.compile_json_schema({"type": "null"}, draft="draft7")

@@ -49,7 +49,7 @@ def test_random_logits_documents_of_every_compiled_group_validate(results: list[
     import numpy as np
 
     import grammar_decode as gd
-    from grammar_decode.oracle.json_schema_suite import VALIDATORS, groups, suite_dir
+    from grammar_decode.oracle.json_schema_suite import VALIDATORS, draft_of, groups, suite_dir
 
     compiled = {r.group for r in results if r.compiled}
     rng = np.random.default_rng(7)
@@ -57,7 +57,7 @@ def test_random_logits_documents_of_every_compiled_group_validate(results: list[
     for draft, name, group in groups(suite_dir()):
         if name not in compiled:
             continue
-        grammar = gd.compile_json_schema(group["schema"])
+        grammar = gd.compile_json_schema(group["schema"], draft=draft_of(draft))
         cls = getattr(jsonschema, VALIDATORS[draft])
         validator = cls(group["schema"], format_checker=cls.FORMAT_CHECKER)  # that draft's format checkers
         budget = min(grammar.min_completion_tokens(gpt2) + 16, 96)

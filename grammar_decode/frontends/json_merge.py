@@ -27,7 +27,7 @@ from ..errors import SchemaError, UnsupportedSchemaError
 #: hint at which ``oneOf`` branch applies: the branches themselves must prove it.
 ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
                          "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator",
-                         "$anchor"})
+                         "$anchor", "$dynamicAnchor"})
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 #: Most ``$ref``s followed while flattening one conjunction (a cycle of references through
 #: ``allOf`` alone would otherwise never end).

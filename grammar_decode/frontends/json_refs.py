@@ -6,17 +6,24 @@ stands in.
 ``allOf``... never ``enum``/``const``/``examples`` values), and records for every schema object
 its base URI (RFC 3986 resolution of each ``$id`` against the enclosing base), every embedded
 resource by its absolute URI, and every anchor. A reference is resolved against the base of the
-schema object that holds it. A reference to anything outside the document (another file, a
-metaschema, a URI no ``$id`` here declares) raises ``UnsupportedSchemaError``: nothing is ever
-fetched.
+schema object that holds it; a reference that is only a fragment (``#/$defs/a``, ``#name``) stays
+in the resource of its base, whatever its scheme (``urn:`` included), as ``jsonschema`` reads it.
+A reference to anything outside the document (another file, a metaschema, a URI no ``$id`` here
+declares) raises ``UnsupportedSchemaError``: nothing is ever fetched.
+
+How identifiers and ``$ref`` siblings are read depends on the draft (``json_drafts``). Under
+drafts 4-7, ``view`` gives the schema objects the compiler reads: copies in which an object
+holding ``$ref`` keeps nothing else (those drafts ignore its siblings) and draft 4's ``id`` is
+gone (read here); the originals stay the targets of JSON pointers.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import SchemaError, UnsupportedSchemaError
+from .json_drafts import LEGACY, draft_named, identifier_keyword
 
 #: Keywords whose value is a schema / a list of schemas / an object of schemas.
 _ONE = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if", "then",
@@ -30,49 +37,110 @@ def pointer_join(parent: str, token: str | int) -> str:
     return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
 
 
-class RefIndex:
-    """Base URIs, resources and anchors of one document (built once, O(schema objects))."""
+def join_uri(base: str, reference: str) -> str:
+    """``reference`` resolved against ``base``; a bare fragment keeps ``base``'s resource even
+    where ``urljoin`` knows no relative form (``urn:``, ``tag:``...)."""
+    if reference.startswith("#"):
+        return urldefrag(base).url + reference
+    return urljoin(base, reference)
 
-    def __init__(self, document: Any) -> None:
+
+class RefIndex:
+    """Base URIs, resources and anchors of one document (built once, O(schema objects)), read
+    under ``draft`` (one of ``json_drafts.DRAFTS``, or None: in a way every draft agrees with)."""
+
+    def __init__(self, document: Any, draft: Optional[str] = None) -> None:
         self.document = document
+        self.draft = draft
+        self._id = identifier_keyword(draft)
         self._base: dict[int, str] = {}
         self._outer_base: dict[int, str] = {}  # base around a schema holding $ref (drafts 4-7 ignore its $id)
+        self._views: dict[int, Any] = {}
+        # where embedded resources are looked for: drafts 4-7 know no $defs/dependentSchemas, later
+        # drafts no dependencies (a schema under an unknown keyword is no resource there)
+        self._maps = tuple(k for k in _MAP if not (draft in LEGACY and k in ("$defs", "dependentSchemas"))
+                           and not (draft in ("2019-09", "2020-12") and k == "dependencies"))
         self.resources: dict[str, Any] = {}
         self.anchors: dict[str, Any] = {}
         self.root_base = ""
-        if isinstance(document, dict) and isinstance(document.get("$id"), str):
-            self.root_base = urldefrag(document["$id"]).url
+        root_id = self._own_id(document)
+        if root_id is not None:
+            self.root_base = urldefrag(root_id).url
         self.resources[self.root_base] = document
         self._walk(document, self.root_base)
 
+    def _own_id(self, schema: Any) -> Optional[str]:
+        """The identifier ``schema`` declares, as its draft reads it (drafts 4-7: none beside $ref)."""
+        if not isinstance(schema, dict) or not isinstance(schema.get(self._id), str):
+            return None
+        if self.draft in LEGACY and "$ref" in schema:
+            return None
+        return schema[self._id]
+
     def _walk(self, root: Any, root_base: str) -> None:
-        work = [(root, root_base)]
+        work = [(root, root_base, "")]
         while work:
-            schema, base = work.pop()
+            schema, base, pointer = work.pop()
             if not isinstance(schema, dict) or id(schema) in self._base:
                 continue
-            own = schema.get("$id")
-            if "$ref" in schema:
+            if self.draft is not None and schema is not root and "$schema" in schema \
+                    and draft_named(schema["$schema"]) != self.draft:
+                raise UnsupportedSchemaError("$schema", pointer, f"a resource read under draft {self.draft} "
+                                                                 f"declares {schema['$schema']!r}")
+            own = self._own_id(schema)
+            if "$ref" in schema and self.draft is None:
                 self._outer_base[id(schema)] = base
-            if isinstance(own, str):
-                url, fragment = urldefrag(urljoin(base, own))
+            if own is not None:
+                url, fragment = urldefrag(join_uri(base, own))
                 if url != base or schema is self.document or not fragment:
                     base = url
                     self.resources.setdefault(url, schema)
-                if fragment and not fragment.startswith("/"):
-                    self.anchors.setdefault(f"{url}#{fragment}", schema)  # draft 6/7 "$id": "#name"
-            if isinstance(schema.get("$anchor"), str):
+                if fragment and not fragment.startswith("/") and self.draft not in ("2019-09", "2020-12"):
+                    self.anchors.setdefault(f"{url}#{fragment}", schema)  # drafts 4-7: "$id": "#name"
+            if isinstance(schema.get("$anchor"), str) and self.draft not in LEGACY:
                 self.anchors.setdefault(f"{base}#{schema['$anchor']}", schema)
+            if isinstance(schema.get("$dynamicAnchor"), str) and self.draft in (None, "2020-12"):
+                # a plain anchor for $ref; $dynamicRef itself is refused wherever it stands
+                self.anchors.setdefault(f"{base}#{schema['$dynamicAnchor']}", schema)
             self._base[id(schema)] = base
             for keyword in _ONE:
                 if isinstance(schema.get(keyword), dict):
-                    work.append((schema[keyword], base))
+                    work.append((schema[keyword], base, pointer_join(pointer, keyword)))
             for keyword in _LIST:
                 if isinstance(schema.get(keyword), list):
-                    work.extend((sub, base) for sub in schema[keyword])
-            for keyword in _MAP:
+                    where = pointer_join(pointer, keyword)
+                    work.extend((sub, base, pointer_join(where, i)) for i, sub in enumerate(schema[keyword]))
+            for keyword in self._maps:
                 if isinstance(schema.get(keyword), dict):
-                    work.extend((sub, base) for sub in schema[keyword].values())
+                    where = pointer_join(pointer, keyword)
+                    work.extend((sub, base, pointer_join(where, k)) for k, sub in schema[keyword].items())
+
+    def view(self, schema: Any) -> Any:
+        """``schema`` as the compiler reads it under this draft: itself, or under drafts 4-7 a
+        copy (made once per object, so rules memoised by identity stay sound) in which an object
+        holding ``$ref`` keeps only ``$ref``, and draft 4's ``id`` is dropped. O(size) once."""
+        if self.draft not in LEGACY or not isinstance(schema, dict):
+            return schema
+        found = self._views.get(id(schema))
+        if found is not None:
+            return found
+        copy: dict[str, Any] = {}
+        self._views[id(schema)] = copy
+        self.alias(copy, schema)
+        if "$ref" in schema:
+            copy["$ref"] = schema["$ref"]
+            return copy
+        for keyword, value in schema.items():
+            if keyword == self._id and self._id == "id":
+                continue  # read above as a base URI, not a constraint
+            if keyword in _ONE and isinstance(value, dict):
+                value = self.view(value)
+            elif keyword in _LIST and isinstance(value, list):
+                value = [self.view(sub) for sub in value]
+            elif keyword in _MAP and isinstance(value, dict):
+                value = {name: self.view(sub) for name, sub in value.items()}
+            copy[keyword] = value
+        return copy
 
     def alias(self, copy: Any, original: Any) -> None:
         """``copy`` (a schema object built from ``original``) resolves references like it."""
@@ -86,18 +154,19 @@ class RefIndex:
         ref = holder["$ref"]
         if not isinstance(ref, str):
             raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
-        found = self._lookup(urljoin(self.base_of(holder), ref), ref, pointer)
+        found = self._lookup(join_uri(self.base_of(holder), ref), ref, pointer)
         outer = self._outer_base.get(id(holder))
         if outer is not None and outer != self.base_of(holder):
             # drafts 4-7 ignore an $id beside $ref; 2019-09 and later do not: both must agree
             try:
-                other = self._lookup(urljoin(outer, ref), ref, pointer)
+                other = self._lookup(join_uri(outer, ref), ref, pointer)
             except SchemaError:
                 other = None
             if other is not found:
                 raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} beside '$id' resolves differently in drafts "
-                                                              "4-7 (which ignore that $id) and 2019-09 on")
-        return found
+                                                              "4-7 (which ignore that $id) and 2019-09 on; name "
+                                                              "the draft ($schema, or draft=)")
+        return self.view(found)
 
     def _lookup(self, uri: str, ref: str, pointer: str) -> Any:
         where = pointer_join(pointer, "$ref")

@@ -54,6 +54,7 @@ from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROP
 from .json_number_lexemes import NumberLexemes
 from .json_numbers import BOUND_KEYWORDS, bounds, non_negative_int
 from .json_objects import object_rule
+from .json_drafts import choose_draft
 from .json_refs import RefIndex, pointer_join
 from .json_rewrites import Rewriter, declared_types
 from .regex import translate
@@ -115,9 +116,10 @@ class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
     def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert",
-                 extra_keys: str = "schema", refs: RefIndex | None = None, property_order: str = "schema") -> None:
+                 extra_keys: str = "schema", refs: RefIndex | None = None, property_order: str = "schema",
+                 draft: str | None = None) -> None:
         self.document = document
-        self.refs = refs if refs is not None else RefIndex(document)
+        self.refs = refs if refs is not None else RefIndex(document, draft)
         self.formats = formats
         #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
         #: "forbid": an absent ``additionalProperties`` forbids them
@@ -142,7 +144,7 @@ class JsonSchemaCompiler:
     # -- entry ---------------------------------------------------------------------------------
 
     def compile_root(self) -> Grammar:
-        self.grammar.start = self.value(self.document, "")
+        self.grammar.start = self.value(self.refs.view(self.document), "")
         return self.grammar
 
     def retain(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -469,7 +471,8 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
                         max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
-                        extra_keys: str = "schema", property_order: str = "schema") -> CompiledGrammar:
+                        extra_keys: str = "schema", property_order: str = "schema",
+                        draft: str | None = None) -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -490,6 +493,10 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
             accepts named and other keys in any order, each named key at most once, required
             ones before ``}`` (a state per set of named keys written: at most
             ``json_objects.MAX_ANY_ORDER_KEYS`` named keys per object, else refused).
+        draft: ``"4"``, ``"6"``, ``"7"``, ``"2019-09"`` or ``"2020-12"``: read the schema as
+            that draft's validator does (drafts 4-7 ignore the keywords beside ``$ref``; draft 4
+            spells ``$id`` as ``id``). None (default): the draft the root ``$schema`` names, else
+            a reading every draft agrees with (``json_drafts``).
 
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
@@ -507,7 +514,8 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
     document = parse_schema(schema)
     compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
-                                  extra_keys=extra_keys, property_order=property_order)
+                                  extra_keys=extra_keys, property_order=property_order,
+                                  draft=choose_draft(document, draft))
     try:
         grammar = compiler.compile_root()
         compiled = CompiledGrammar(grammar, "JSON Schema")

@@ -13,6 +13,9 @@ writes them (``properties`` order, then the rest), and:
   (rejecting it is a coverage gap: the grammar writes a subset of the valid documents, e.g. never
   a key outside ``properties``).
 
+Each group is compiled under its folder's draft (``compile_json_schema(..., draft=...)``), as
+each draft's validator judges it; draft 4-7 schemas do not declare ``$schema`` in the suite.
+
 A group *passes* when it compiles, no invalid instance is accepted and every valid one is.
 Anything but a ``GrammarDecodeError`` while compiling or matching is a crash.
 
@@ -92,6 +95,12 @@ class GroupResult:
         return self.compiled and not self.invalid_accepted and self.valid_rejected == 0 and not self.crash
 
 
+def draft_of(folder: str) -> str:
+    """The ``draft=`` argument of ``compile_json_schema`` for a suite folder ("draft7" -> "7"):
+    each group is compiled under its folder's draft, as the suite runs each draft's validator."""
+    return folder.removeprefix("draft")
+
+
 def groups(root: Path, drafts: tuple[str, ...] = DRAFTS) -> Iterator[tuple[str, str, dict[str, Any]]]:
     for draft in drafts:
         for path in sorted((root / draft).rglob("*.json")):
@@ -127,7 +136,7 @@ def serialisations(value: Any) -> list[str]:
 def run_group(draft: str, name: str, group: dict[str, Any]) -> GroupResult:
     result = GroupResult(group=name, draft=draft, compiled=False)
     try:
-        grammar = compile_json_schema(group["schema"])
+        grammar = compile_json_schema(group["schema"], draft=draft_of(draft))
     except UnsupportedSchemaError as exc:
         result.refusal = exc.keyword
         return result

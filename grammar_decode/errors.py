@@ -27,10 +27,12 @@ class UnsupportedSchemaError(SchemaError):
     Attributes:
         keyword: the offending keyword, e.g. ``"pattern"``.
         pointer: JSON pointer of the schema object holding it, e.g. ``"/properties/name"``.
+        detail: why it cannot be enforced there ("" when the keyword is unknown).
     """
 
     def __init__(self, keyword: str, pointer: str, detail: str = "") -> None:
         self.keyword = keyword
+        self.detail = detail
         message = f"unsupported JSON Schema keyword {keyword!r}"
         if detail:
             message += f": {detail}"

@@ -108,6 +108,10 @@ MASK_CASES = [
       "if": {"properties": {"k": {"const": "us"}}}, "then": {"properties": {"zip": {"type": "integer"}}},
       "else": {"properties": {"zip": {"type": "string"}}}}, ['{"k":"us","zip":', '{"k":"uk","zip":', '{"k":"u']),
     ({"oneOf": [{"type": "integer", "maximum": 9}, {"type": "string", "maxLength": 2}]}, ["", "1", '"a']),
+    # oneOf of overlapping branches: each conjoined with the others' complements
+    ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, ["", "1", "2", "2.", "-", "3.5"]),
+    ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}, {"type": "string", "minLength": 2}]},
+     ["", "{", '{"a":1', '{"a":1,', '{"b":', '{"a":1,"c"']),
     # numbers outside an enum, and numbers with a fraction
     ({"type": "number", "not": {"enum": [1, 2.5]}}, ["", "1", "1.", "1.0", "2.5", "2.50", "-"]),
     ({"type": "number", "not": {"type": "integer"}, "maximum": 100}, ["", "1", "1.", "1.0", "99.9", "0.00000000000"]),

@@ -25,7 +25,7 @@ UNSUPPORTED = [
     ({"type": "object", "minProperties": 3, "properties": {"a": {}}}, "minProperties", ""),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "uniqueItems", ""),  # not a finite domain
     ({"type": "array", "prefixItems": [{"type": "string"}], "additionalItems": False}, "additionalItems", ""),
-    ({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]}, "oneOf", ""),
+    ({"oneOf": [{"type": "array", "uniqueItems": True}, {"type": "array", "maxItems": 3}]}, "oneOf", ""),
     ({"allOf": [{"type": "string", "format": "date"}, {"format": "time"}]}, "allOf", ""),
     ({"not": {"uniqueItems": True}}, "not", ""),
 ]

@@ -1,6 +1,7 @@
 """Keywords compiled by rewriting the schema into ones the compiler builds directly:
 
-* ``oneOf`` → ``anyOf``, when ``json_disjoint`` proves the branches disjoint;
+* ``oneOf`` → ``anyOf``: branches ``json_disjoint`` proves disjoint as they are, others
+  conjoined with the complements (``json_complement``) of the branches they may overlap;
 * ``dependentSchemas`` (and schema-valued ``dependencies``) → an ``anyOf`` over which of their
   keys are present (disjoint branches);
 * ``if``/``then``/``else`` → ``(if and then) or (not if and else)``, ``not if`` from
@@ -28,6 +29,8 @@ MAX_DEPENDENT_SCHEMAS = 4
 
 #: Most ``oneOf`` branches (disjointness is proved for every pair).
 MAX_ONE_OF = 64
+#: Most conjunctions "branch i and not branch j..." a ``oneOf`` of overlapping branches becomes.
+MAX_ONE_OF_TERMS = 64
 
 Resolve = Callable[[dict[str, Any], str], Any]
 
@@ -182,8 +185,12 @@ class Rewriter:
         return found
 
     def one_of_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-        """``schema`` with ``oneOf`` read as ``anyOf``, which says the same when no value can pass
-        two branches (``json_disjoint`` proves it, pair by pair; O(branches²) proofs)."""
+        """``schema`` with ``oneOf`` read as an ``anyOf``. Branches that ``json_disjoint`` proves
+        apart (pair by pair; O(branches²) proofs) stay as they are: a value passing one fails the
+        other. A branch that overlaps others becomes, exactly, "this branch and none of those":
+        ``B_i and not B_j and ...``, each ``not B_j`` a union from ``json_complement``, the
+        product written out less the conjunctions proved empty (at most ``MAX_ONE_OF_TERMS`` in
+        all, else refused)."""
         where = pointer_join(pointer, "oneOf")
         branches = schema["oneOf"]
         if not isinstance(branches, list) or not branches:
@@ -195,13 +202,46 @@ class Rewriter:
         siblings = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
         # the proofs may use what the siblings already rule out ("type": "object" beside the branches)
         views = [{"allOf": [siblings, branch]} if siblings else branch for branch in branches]
+        overlapping: list[list[int]] = [[] for _ in branches]
         for i, first in enumerate(views):
             for j in range(i + 1, len(views)):
                 if not disjoint(first, views[j], self.resolve, where):
-                    raise UnsupportedSchemaError("oneOf", pointer, f"branches {i} and {j} are not provably disjoint "
-                                                                   "(different types, distinct const/enum values, "
-                                                                   "apart bounds or a discriminating required key "
-                                                                   "would prove it)")
+                    overlapping[i].append(j)
+                    overlapping[j].append(i)
         rewritten = {k: v for k, v in schema.items() if k != "oneOf"}
-        rewritten["anyOf"] = branches
+        rewritten["anyOf"] = self._exclusive_branches(branches, overlapping, pointer) \
+            if any(overlapping) else branches
         return self.view(schema, "oneOf", rewritten)
+
+    def _exclusive_branches(self, branches: list[Any], overlapping: list[list[int]], pointer: str) -> list[Any]:
+        """Each branch conjoined with the complements of the branches it may overlap, as a flat
+        list of conjunctions (``[False]`` when none is left)."""
+        where = pointer_join(pointer, "oneOf")
+        complements: dict[int, list[Any]] = {}
+        for j in sorted({j for others in overlapping for j in others}):
+            try:
+                complements[j] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf")
+            except UnsupportedSchemaError as exc:
+                raise UnsupportedSchemaError("oneOf", pointer, f"branch {j} is not provably disjoint from branch "
+                                                               f"{overlapping[j][0]}, and {exc.detail or exc.keyword + ' is unknown'} "
+                                                               f"(at {exc.pointer or '/'})") from exc
+        out: list[Any] = []
+        for i, branch in enumerate(branches):
+            terms: list[list[Any]] = [[branch]]
+            for j in overlapping[i]:
+                grown = []
+                for term in terms:
+                    for c in complements[j]:  # none when B_j admits every value
+                        if any(disjoint(t, c, self.resolve, where) for t in term):
+                            continue  # a conjunction proved empty (const 0 and a string, say)
+                        grown.append(term + [c])
+                        if len(out) + len(grown) > MAX_ONE_OF_TERMS:
+                            raise UnsupportedSchemaError("oneOf", pointer, f"more than {MAX_ONE_OF_TERMS} "
+                                                                           "conjunctions would say that exactly "
+                                                                           "one branch holds")
+                terms = grown
+            for term in terms:
+                conjunction = {"allOf": term}
+                self._keep.append(conjunction)
+                out.append(conjunction)
+        return out or [False]

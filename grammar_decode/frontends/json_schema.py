@@ -350,6 +350,11 @@ class JsonSchemaCompiler:
         return rule
 
     def _conjunction_alternatives(self, parts: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
+        if any(UNEVALUATED_PROPERTIES in p.schema or UNEVALUATED_ITEMS in p.schema for p in parts):
+            # a oneOf branch evaluates its keys only where it is the branch taken: distribute over
+            # the branches before merge reads what the conjunction evaluates
+            parts = [Part(self.rewriter.one_of_as_any_of(p.schema, pointer), p.without)
+                     if "oneOf" in p.schema and "oneOf" not in p.without else p for p in parts]
         holders = [p for p in parts if "anyOf" in p.schema and "anyOf" not in p.without]
         if len(holders) > 1:
             raise UnsupportedSchemaError("allOf", pointer, "more than one conjunct has 'anyOf' (the product is not "

@@ -60,6 +60,10 @@ CASES: dict[str, Any] = {
                                                     "uniqueItems": True},
     "maxContains 3 of 10 items": {"type": "array", "contains": {"enum": ["a", 1]}, "maxContains": 3, "maxItems": 10},
     "format iri-reference": {"type": "string", "format": "iri-reference"},
+    "oneOf of 3 overlapping objects": {"type": "object", "oneOf": [
+        {"required": [f"k{i}"], "properties": {f"k{i}": {"type": "integer"}}} for i in range(3)]},
+    "oneOf of 8 overlapping integer ranges (past the limit)": {"oneOf": [{"type": "integer", "minimum": i}
+                                                                         for i in range(8)]},
 }
 
 

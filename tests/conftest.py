@@ -134,9 +134,11 @@ def require(module: str, extra: str = "dev") -> ModuleType:
 
 
 def validate(schema: dict, document: object) -> None:
-    """The judge: Draft 2020-12 with format checking, never merely json.loads."""
+    """The judge: the draft the schema's ``$schema`` names (else 2020-12, as the compiler reads
+    the same schema), with format checking, never merely json.loads."""
     jsonschema = require("jsonschema")
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(document)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls(schema, format_checker=cls.FORMAT_CHECKER).validate(document)
 
 
 def assert_masks_equal_reference(schema: object, vocab: gd.Vocabulary, prefixes: list[str], **options) -> None:

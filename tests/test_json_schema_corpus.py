@@ -54,12 +54,15 @@ def _validator_class():
 
 
 def validator_for(schema: Any, root: dict) -> Any:
-    """A Draft 2020-12 validator (formats asserted) for ``schema``, a subschema of ``root``: the
-    root's definitions travel along so that ``#/$defs/...`` references still resolve."""
-    cls = _validator_class()
+    """A validator (formats asserted) for ``schema``, a subschema of ``root``, of the draft the
+    root's ``$schema`` names (else 2020-12): the root's definitions travel along so that
+    ``#/$defs/...`` references still resolve."""
+    jsonschema = require("jsonschema")
+    cls = jsonschema.validators.validator_for(root, default=_validator_class()) if isinstance(root, dict) \
+        else _validator_class()
     wrapper: dict[str, Any] = {"allOf": [schema]}
     if isinstance(root, dict):
-        for key in ("$defs", "definitions"):
+        for key in ("$defs", "definitions", "$schema"):
             if key in root:
                 wrapper[key] = root[key]
     return cls(wrapper, format_checker=cls.FORMAT_CHECKER)

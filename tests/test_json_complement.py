@@ -19,6 +19,9 @@ SIMPLE = [
     {"minItems": 2}, {"maxProperties": 1}, {"not": {"type": "null"}}, {"type": "string", "maxLength": 2},
     {"properties": {"k": {"const": "us"}}, "required": ["k"]}, {"enum": ["a"], "type": "string"}, {}, True, False,
     {"type": "integer"}, {"enum": [0, 2.5, "a", True]}, {"const": -2}, {"type": "number", "maximum": 5},
+    # anyOf: a conjunction of the branches' complements
+    {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 3}]}, {"anyOf": [{"required": ["a"]}, {"minItems": 2}]},
+    {"anyOf": [{"maxLength": 1}, {"const": "xy"}, {"type": "null"}]}, {"anyOf": [{}, {"type": "null"}]},
 ]
 VALUES = [None, True, False, 0, 5, -2, 2.5, 1.0, 1.5, -0.0, 0.1, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
           {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}]
@@ -91,6 +94,8 @@ def test_a_discriminator_picks_the_branch() -> None:
     ({"not": {"const": {"a": 1}}}, "not"),
     ({"not": {"format": "date"}}, "not"),
     ({"if": {"multipleOf": 2}, "then": {"minimum": 0}}, "if"),
+    ({"not": {"anyOf": [{"type": "integer", "minimum": i} for i in range(6)]}}, "not"),  # 3**6 conjunctions
+    ({"not": {"anyOf": [{"type": "null"}, {"uniqueItems": True}]}}, "not"),
     ({"properties": {"a": {}}, "not": {"type": "null"}, "unevaluatedProperties": False}, "unevaluatedProperties"),
 ])
 def test_what_cannot_be_built_is_refused(schema: dict, keyword: str) -> None:
@@ -108,6 +113,8 @@ MASK_CASES = [
       "if": {"properties": {"k": {"const": "us"}}}, "then": {"properties": {"zip": {"type": "integer"}}},
       "else": {"properties": {"zip": {"type": "string"}}}}, ['{"k":"us","zip":', '{"k":"uk","zip":', '{"k":"u']),
     ({"oneOf": [{"type": "integer", "maximum": 9}, {"type": "string", "maxLength": 2}]}, ["", "1", '"a']),
+    ({"not": {"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer", "minimum": 3}]}},
+     ["", '"ab', '"abc', "2", "3", "-"]),
     # oneOf of overlapping branches: each conjoined with the others' complements
     ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, ["", "1", "2", "2.", "-", "3.5"]),
     ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}, {"type": "string", "minLength": 2}]},

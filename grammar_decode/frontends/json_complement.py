@@ -6,8 +6,9 @@ a way another schema can say: a value of another ``type``; a string shorter than
 (``{"type": "string", "maxLength": n - 1}``); a string ``pattern`` does not find; a number below
 ``minimum``; an object without a ``required`` key (``{"properties": {k: false}}``) or whose
 property fails its schema (recursively); an array with an item that fails ``items`` (``contains``
-the complement); a value outside an ``enum`` of strings, numbers, booleans and nulls; ``not S`` fails
-exactly where ``S`` holds. Every other keyword raises ``UnsupportedSchemaError``.
+the complement); a value outside an ``enum`` of strings, numbers, booleans and nulls; a value every
+``anyOf`` branch rejects (a conjunction of their complements, the product written out); ``not S``
+fails exactly where ``S`` holds. Every other keyword raises ``UnsupportedSchemaError``.
 
 The union is exact except where the schemas it is made of are themselves compiled as subsets
 (number bounds write fixed-point decimals only), so ``not`` never admits a value its schema
@@ -20,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_disjoint import view
+from .json_disjoint import disjoint, view
 from .json_merge import ANNOTATIONS, TYPES, Patterns
 
 #: Keys (tuples, never JSON) of a string schema: decoded strings to exclude, patterns that must not match.
@@ -30,6 +31,9 @@ NOT_PATTERNS = ("not", "patterns")
 NOT_INTEGRAL = ("not", "integral")
 
 Resolve = Callable[[dict[str, Any], str], Any]
+
+#: Most conjunctions the values outside an ``anyOf`` are written as (a product of complements).
+MAX_PRODUCT = 64
 
 _BOUND_COMPLEMENTS = {"minimum": "exclusiveMaximum", "exclusiveMinimum": "maximum",
                       "maximum": "exclusiveMinimum", "exclusiveMaximum": "minimum"}
@@ -91,12 +95,37 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
             for key, sub in value.items():
                 for c in complement(sub, resolve, pointer, keyword, depth + 1):
                     out.append({"type": "object", "required": [key], "properties": {key: c}})
+        elif name == "anyOf":
+            out.extend(_outside_all(value, resolve, pointer, keyword, depth, refuse))
         elif name == "items" and not isinstance(value, list):
             out.extend({"type": "array", "contains": c} for c in complement(value, resolve, pointer, keyword,
                                                                              depth + 1))
         else:
             raise refuse(f"the values that fail {name!r} are not built")
     return out
+
+
+def _outside_all(branches: Any, resolve: Resolve, pointer: str, keyword: str, depth: int,
+                 refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
+    """Schemas for the values every branch of an ``anyOf`` rejects: the product of the
+    branches' complements, one conjunction per choice, less those proved empty
+    (``MAX_PRODUCT`` at most)."""
+    if not isinstance(branches, list) or not branches:
+        raise SchemaError("'anyOf' must be a non-empty array", pointer)
+    terms: list[list[Any]] = [[]]
+    for branch in branches:
+        grown = []
+        for term in terms:
+            for c in complement(branch, resolve, pointer, keyword, depth + 1):
+                if any(disjoint(t, c, resolve, pointer) for t in term):
+                    continue
+                grown.append(term + [c])
+                if len(grown) > MAX_PRODUCT:
+                    raise refuse(f"the values every anyOf branch rejects need more than {MAX_PRODUCT} conjunctions")
+        terms = grown
+        if not terms:
+            return []  # the branches together admit every value
+    return [term[0] if len(term) == 1 else {"allOf": term} for term in terms]
 
 
 def _outside(schema: dict[str, Any], refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:

@@ -12,6 +12,7 @@ unsupported schema, regex or grammar; bad option).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -58,7 +59,22 @@ def load_schema(argument: str) -> Any:
         raise UsageError(f"invalid schema: {exc}") from exc
 
 
-def check_metaschema(schema: Any) -> None:
+_VALIDATORS = {"4": "Draft4Validator", "6": "Draft6Validator", "7": "Draft7Validator",
+               "2019-09": "Draft201909Validator", "2020-12": "Draft202012Validator"}
+
+
+def validator_class(schema: Any, draft: str | None) -> Any:
+    """The ``jsonschema`` validator of the draft the schema is compiled under: ``--draft``, else
+    the one its ``$schema`` names, else 2020-12 (whose reading the draft-neutral grammar meets)."""
+    import jsonschema
+
+    if draft is not None:
+        return getattr(jsonschema, _VALIDATORS[draft])
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator) \
+        if isinstance(schema, dict) else jsonschema.Draft202012Validator
+
+
+def check_metaschema(schema: Any, draft: str | None = None) -> None:
     """Reject what the compiler does not read but JSON Schema forbids (``"$id": 5``), when
     ``jsonschema`` is installed; the compiler's own, more specific errors come first."""
     try:
@@ -66,7 +82,7 @@ def check_metaschema(schema: Any) -> None:
     except ImportError:
         return
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        validator_class(schema, draft).check_schema(schema)
     except jsonschema.SchemaError as exc:
         where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
         raise UsageError(f"invalid schema: {exc.message} (at {where})") from exc
@@ -182,7 +198,7 @@ def run_generate(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UsageError(str(exc)) from exc
     if schema is not None:
-        check_metaschema(schema)
+        check_metaschema(schema, args.draft)
     elif args.prompt is None:
         raise UsageError("--prompt is required with --regex and --grammar")
     if args.max_tokens < 1:
@@ -219,7 +235,7 @@ def run_generate(args: argparse.Namespace) -> int:
     print(result.text)
     valid = result.stop_reason in ("eos", "complete") and grammar.accepts(result.data)
     if valid and schema is not None:
-        valid = _validates(schema, json.loads(result.data))
+        valid = _validates(schema, json.loads(result.data), args.draft)
     elif valid and args.regex is not None:
         valid = re.fullmatch(args.regex, result.data.decode("utf-8")) is not None
     n = max(1, len(result.token_ids))
@@ -232,14 +248,13 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0 if valid else 1
 
 
-def _validates(schema: Any, document: Any) -> bool:
-    """Second opinion from the ``jsonschema`` validator when it is installed (the grammar's own
-    acceptance already implies validity)."""
-    try:
-        import jsonschema
-    except ImportError:
+def _validates(schema: Any, document: Any, draft: str | None) -> bool:
+    """Second opinion from the ``jsonschema`` validator of the schema's draft when it is installed
+    (the grammar's own acceptance already implies validity)."""
+    if importlib.util.find_spec("jsonschema") is None:
         return True
-    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).is_valid(document)
+    cls = validator_class(schema, draft)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER).is_valid(document)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

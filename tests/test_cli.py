@@ -122,5 +122,10 @@ def test_draft_option_reaches_the_compiler() -> None:
     assert json.loads(result.stdout) == 700
     result = run_cli("--schema", schema, "--draft", "2020-12", "--prompt", "x: ", timeout=60)
     assert result.returncode == 2 and "admits no document" in result.stderr
+    # the schema's own $schema names the draft, for the compiler and for the validator's second opinion
+    declared = '{"$schema": "http://json-schema.org/draft-07/schema#", ' + schema[1:]
+    result = run_cli("--schema", declared, "--prompt", "x: ", "--max-tokens", "8", timeout=120)
+    assert result.returncode == 0 and "valid=yes" in result.stderr, result.stderr
+    assert json.loads(result.stdout) == 700
     result = run_cli("--schema", schema, "--draft", "8", "--prompt", "x: ", timeout=60)
     assert result.returncode == 2 and "--draft" in result.stderr

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from .errors import GrammarError, SchemaError, VocabularyError
 from .generation import generate
-from .frontends.json_drafts import DRAFTS
+from .frontends.json_drafts import DRAFTS, VALIDATOR_NAMES
 from .frontends.json_schema import WHITESPACE_MODES, compile_json_schema, parse_schema
 from .frontends.lark import compile_grammar
 from .frontends.regex import compile_regex
@@ -59,17 +59,13 @@ def load_schema(argument: str) -> Any:
         raise UsageError(f"invalid schema: {exc}") from exc
 
 
-_VALIDATORS = {"4": "Draft4Validator", "6": "Draft6Validator", "7": "Draft7Validator",
-               "2019-09": "Draft201909Validator", "2020-12": "Draft202012Validator"}
-
-
 def validator_class(schema: Any, draft: str | None) -> Any:
     """The ``jsonschema`` validator of the draft the schema is compiled under: ``--draft``, else
     the one its ``$schema`` names, else 2020-12 (whose reading the draft-neutral grammar meets)."""
     import jsonschema
 
     if draft is not None:
-        return getattr(jsonschema, _VALIDATORS[draft])
+        return getattr(jsonschema, VALIDATOR_NAMES[draft])
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator) \
         if isinstance(schema, dict) else jsonschema.Draft202012Validator
 

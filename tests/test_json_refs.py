@@ -7,6 +7,7 @@ import pytest
 
 import grammar_decode as gd
 from conftest import assert_language, require
+from grammar_decode.frontends.json_drafts import VALIDATOR_NAMES
 
 REFS = [  # schema, accepted, rejected
     ({"$id": "https://example.com/root.json", "$defs": {"a": {"$id": "item.json", "type": "integer"}},
@@ -101,10 +102,8 @@ def test_the_draft_tables_agree_with_each_drafts_validator(schema: dict, draft: 
     import json
 
     jsonschema = require("jsonschema")
-    judges = {"4": jsonschema.Draft4Validator, "6": jsonschema.Draft6Validator, "7": jsonschema.Draft7Validator,
-              "2019-09": jsonschema.Draft201909Validator, "2020-12": jsonschema.Draft202012Validator}
-    for name in [draft] if draft is not None else list(judges):
-        judge = judges[name](schema)
+    for name in [draft] if draft is not None else list(VALIDATOR_NAMES):
+        judge = getattr(jsonschema, VALIDATOR_NAMES[name])(schema)
         for text in accepted:
             assert judge.is_valid(json.loads(text)), (name, text)
 

@@ -18,7 +18,7 @@ never JSON (``NOT_STRINGS``, ``NOT_PATTERNS``) to the string lexeme, which subtr
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..errors import SchemaError, UnsupportedSchemaError
 from .json_disjoint import disjoint, view
@@ -105,26 +105,37 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
     return out
 
 
+def pruned_product(start: list[Any], choices: Iterable[list[Any]], resolve: Resolve, pointer: str, limit: int,
+                   too_many: Callable[[], UnsupportedSchemaError]) -> list[list[Any]]:
+    """The conjunctions of ``start`` and one schema from each list of ``choices`` (read lazily),
+    less those a disjointness proof (``json_disjoint``) shows empty; ``too_many()`` is raised
+    past ``limit`` of them. [] as soon as no conjunction is left."""
+    terms = [list(start)]
+    for options in choices:
+        grown = []
+        for term in terms:
+            for c in options:
+                if any(disjoint(t, c, resolve, pointer) for t in term):
+                    continue  # "const 0" and "a string", say
+                grown.append(term + [c])
+                if len(grown) > limit:
+                    raise too_many()
+        terms = grown
+        if not terms:
+            break
+    return terms
+
+
 def _outside_all(branches: Any, resolve: Resolve, pointer: str, keyword: str, depth: int,
                  refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
     """Schemas for the values every branch of an ``anyOf`` rejects: the product of the
     branches' complements, one conjunction per choice, less those proved empty
-    (``MAX_PRODUCT`` at most)."""
+    (``MAX_PRODUCT`` at most); [] when the branches together admit every value."""
     if not isinstance(branches, list) or not branches:
         raise SchemaError("'anyOf' must be a non-empty array", pointer)
-    terms: list[list[Any]] = [[]]
-    for branch in branches:
-        grown = []
-        for term in terms:
-            for c in complement(branch, resolve, pointer, keyword, depth + 1):
-                if any(disjoint(t, c, resolve, pointer) for t in term):
-                    continue
-                grown.append(term + [c])
-                if len(grown) > MAX_PRODUCT:
-                    raise refuse(f"the values every anyOf branch rejects need more than {MAX_PRODUCT} conjunctions")
-        terms = grown
-        if not terms:
-            return []  # the branches together admit every value
+    terms = pruned_product([], (complement(b, resolve, pointer, keyword, depth + 1) for b in branches), resolve,
+                           pointer, MAX_PRODUCT, lambda: refuse("the values every anyOf branch rejects need more "
+                                                                f"than {MAX_PRODUCT} conjunctions"))
     return [term[0] if len(term) == 1 else {"allOf": term} for term in terms]
 
 

@@ -26,6 +26,11 @@ from typing import Any, Optional
 DRAFTS = ("4", "6", "7", "2019-09", "2020-12")
 #: Drafts that ignore the keywords beside ``$ref``.
 LEGACY = frozenset({"4", "6", "7"})
+#: Drafts that apply them (and know ``$defs`` and ``$anchor``).
+MODERN = frozenset({"2019-09", "2020-12"})
+#: The ``jsonschema`` validator class that judges each draft.
+VALIDATOR_NAMES = {"4": "Draft4Validator", "6": "Draft6Validator", "7": "Draft7Validator",
+                   "2019-09": "Draft201909Validator", "2020-12": "Draft202012Validator"}
 
 _METASCHEMAS = {
     "json-schema.org/draft-04/schema": "4",

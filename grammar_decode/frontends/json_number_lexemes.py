@@ -6,7 +6,7 @@ narrows it, so equal constraints share one lexeme."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
@@ -93,34 +93,35 @@ class NumberLexemes:
         if not has_bounds(schema):
             return self.lex.number
         low, high = float_bounds(schema, pointer)
-        key = ("number", low, high, bounds(schema, pointer))
+        return self._within_bounds(("number", low, high, bounds(schema, pointer)), schema, pointer, None,
+                                   f"number [{low}, {high}]")
+
+    def _within_bounds(self, key: tuple[Any, ...], schema: dict[str, Any], pointer: str,
+                       narrowed: Callable[[], int] | None, name: str) -> Symbol | None:
+        """The lexeme cached under ``key``: the numbers ``narrowed()`` spells (all numbers
+        without it) within the bound keywords (``json_numbers.number_range``); None when no
+        number lies within them."""
         found = self._cache.get(key)
         if found is not None:
             return found
-        expr = number_range(self.grammar.exprs, schema, pointer, self._digits)
-        if expr is None:
-            self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
-            return None
-        found = self._cache[key] = self.grammar.lexeme(expr, f"number [{low}, {high}]")
+        exprs = self.grammar.exprs
+        expr = narrowed() if narrowed is not None else None
+        if has_bounds(schema):
+            within = number_range(exprs, schema, pointer, self._digits)
+            if within is None:
+                low, high = float_bounds(schema, pointer)
+                self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
+                return None
+            expr = within if expr is None else exprs.both(expr, within)
+        found = self._cache[key] = self.grammar.lexeme(expr, name)
         return found
 
     def _fractional_multiples(self, schema: dict[str, Any], divisor: Fraction | None, pointer: str) -> Symbol | None:
         """Numbers within the bound keywords that are multiples of a divisor with a fraction
         (``json_numbers.fractional_multiple_of``: fixed-point spellings, below 2**53 once scaled)."""
         key = ("number", bounds(schema, pointer), float_bounds(schema, pointer), divisor)
-        found = self._cache.get(key)
-        if found is not None:
-            return found
-        exprs = self.grammar.exprs
-        expr = self._multiples(divisor, pointer, fraction=True)
-        if has_bounds(schema):
-            within = number_range(exprs, schema, pointer, self._digits)
-            if within is None:
-                self.empty_reasons.append((pointer, "no number lies between the bounds"))
-                return None
-            expr = exprs.both(expr, within)
-        found = self._cache[key] = self.grammar.lexeme(expr, f"number multipleOf {divisor}")
-        return found
+        return self._within_bounds(key, schema, pointer, lambda: self._multiples(divisor, pointer, fraction=True),
+                                   f"number multipleOf {divisor}")
 
     def _non_integral(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """Numbers with a fraction (``not`` of ``integer``), within the bound keywords
@@ -129,16 +130,5 @@ class NumberLexemes:
             self.empty_reasons.append((pointer, "only integers are written under 'multipleOf', and these must not be"))
             return None
         key = ("non-integral", bounds(schema, pointer), float_bounds(schema, pointer))
-        found = self._cache.get(key)
-        if found is not None:
-            return found
-        exprs = self.grammar.exprs
-        expr = non_integral(exprs)
-        if has_bounds(schema):
-            within = number_range(exprs, schema, pointer, self._digits)
-            if within is None:
-                self.empty_reasons.append((pointer, "no number lies between the bounds"))
-                return None
-            expr = exprs.both(expr, within)
-        found = self._cache[key] = self.grammar.lexeme(expr, "number with a fraction")
-        return found
+        return self._within_bounds(key, schema, pointer, lambda: non_integral(self.grammar.exprs),
+                                   "number with a fraction")

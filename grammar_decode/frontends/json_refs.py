@@ -23,7 +23,7 @@ from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_drafts import LEGACY, draft_named, identifier_keyword
+from .json_drafts import LEGACY, MODERN, draft_named, identifier_keyword
 
 #: Keywords whose value is a schema / a list of schemas / an object of schemas.
 _ONE = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if", "then",
@@ -59,7 +59,7 @@ class RefIndex:
         # where embedded resources are looked for: drafts 4-7 know no $defs/dependentSchemas, later
         # drafts no dependencies (a schema under an unknown keyword is no resource there)
         self._maps = tuple(k for k in _MAP if not (draft in LEGACY and k in ("$defs", "dependentSchemas"))
-                           and not (draft in ("2019-09", "2020-12") and k == "dependencies"))
+                           and not (draft in MODERN and k == "dependencies"))
         self.resources: dict[str, Any] = {}
         self.anchors: dict[str, Any] = {}
         self.root_base = ""
@@ -95,7 +95,7 @@ class RefIndex:
                 if url != base or schema is self.document or not fragment:
                     base = url
                     self.resources.setdefault(url, schema)
-                if fragment and not fragment.startswith("/") and self.draft not in ("2019-09", "2020-12"):
+                if fragment and not fragment.startswith("/") and self.draft not in MODERN:
                     self.anchors.setdefault(f"{url}#{fragment}", schema)  # drafts 4-7: "$id": "#name"
             if isinstance(schema.get("$anchor"), str) and self.draft not in LEGACY:
                 self.anchors.setdefault(f"{base}#{schema['$anchor']}", schema)

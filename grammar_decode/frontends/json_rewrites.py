@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_complement import complement
+from .json_complement import complement, pruned_product
 from .json_disjoint import disjoint
 from .json_merge import ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES
 from .json_refs import RefIndex, pointer_join
@@ -222,24 +222,16 @@ class Rewriter:
             try:
                 complements[j] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf")
             except UnsupportedSchemaError as exc:
+                why = exc.detail or f"{exc.keyword!r} is unknown"
                 raise UnsupportedSchemaError("oneOf", pointer, f"branch {j} is not provably disjoint from branch "
-                                                               f"{overlapping[j][0]}, and {exc.detail or exc.keyword + ' is unknown'} "
+                                                               f"{overlapping[j][0]}, and {why} "
                                                                f"(at {exc.pointer or '/'})") from exc
         out: list[Any] = []
         for i, branch in enumerate(branches):
-            terms: list[list[Any]] = [[branch]]
-            for j in overlapping[i]:
-                grown = []
-                for term in terms:
-                    for c in complements[j]:  # none when B_j admits every value
-                        if any(disjoint(t, c, self.resolve, where) for t in term):
-                            continue  # a conjunction proved empty (const 0 and a string, say)
-                        grown.append(term + [c])
-                        if len(out) + len(grown) > MAX_ONE_OF_TERMS:
-                            raise UnsupportedSchemaError("oneOf", pointer, f"more than {MAX_ONE_OF_TERMS} "
-                                                                           "conjunctions would say that exactly "
-                                                                           "one branch holds")
-                terms = grown
+            terms = pruned_product([branch], (complements[j] for j in overlapping[i]), self.resolve, where,
+                                   MAX_ONE_OF_TERMS - len(out), lambda: UnsupportedSchemaError(
+                                       "oneOf", pointer, f"more than {MAX_ONE_OF_TERMS} conjunctions would say "
+                                                         "that exactly one branch holds"))
             for term in terms:
                 conjunction = {"allOf": term}
                 self._keep.append(conjunction)

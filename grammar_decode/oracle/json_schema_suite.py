@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import GrammarDecodeError, UnsupportedSchemaError
+from ..frontends.json_drafts import VALIDATOR_NAMES
 from ..frontends.json_schema import compile_json_schema
 from ..vocab_files import cache_root
 
@@ -165,8 +166,7 @@ def run_group(draft: str, name: str, group: dict[str, Any]) -> GroupResult:
     return result
 
 
-VALIDATORS = {"draft2020-12": "Draft202012Validator", "draft2019-09": "Draft201909Validator",
-              "draft7": "Draft7Validator", "draft6": "Draft6Validator", "draft4": "Draft4Validator"}
+VALIDATORS = {f"draft{draft}": name for draft, name in VALIDATOR_NAMES.items()}
 
 
 def run_suite(drafts: tuple[str, ...] = DRAFTS) -> list[GroupResult]:

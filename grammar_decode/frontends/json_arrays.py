@@ -19,7 +19,7 @@ bounds the length. Large counts without a prefix or ``contains`` take O(log boun
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol
 
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
@@ -128,7 +128,7 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
     name = pointer or "/"
     top = high if high is not None else max(low, len(prefix), 1)  # counts past top collapse when unbounded
     contains_pointer = pointer_join(pointer, "contains")
-    outside = c.retain({"not": contains})
+    outside = c.retain({"not": contains}) if most is not None else None  # only counted items need it
 
     def item(index: int, matching: bool | None) -> Symbol:
         """The item at ``index``: matching ``contains`` (True), not matching it (False), or either (None)."""
@@ -194,11 +194,16 @@ def finite_domain(c: SchemaCompiler, schema: Any, pointer: str) -> list[Any] | N
         if not found <= {"boolean", "null"}:
             return None
         values = ([True, False] if "boolean" in found else []) + ([None] if "null" in found else [])
-    distinct: list[Any] = []
+    return _distinct(values)
+
+
+def _distinct(values: Iterable[Any]) -> list[Any]:
+    """``values`` without repeats under JSON equality, first seen first (O(n²) over small sets)."""
+    out: list[Any] = []
     for value in values:
-        if not any(same_json(value, seen) for seen in distinct):
-            distinct.append(value)
-    return distinct
+        if not any(same_json(value, seen) for seen in out):
+            out.append(value)
+    return out
 
 
 def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest: tuple[Any, str], low: int,
@@ -218,9 +223,7 @@ def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
             raise UnsupportedSchemaError("uniqueItems", pointer, f"items at {where} are not drawn from a finite "
                                                                  "set of values (enum, const, boolean, null)")
         domains.append(domain)
-    values: list[Any] = []
-    for domain in domains:
-        values += [v for v in domain if not any(same_json(v, seen) for seen in values)]
+    values = _distinct(v for domain in domains for v in domain)
     if len(values) > MAX_UNIQUE_VALUES:
         raise UnsupportedSchemaError("uniqueItems", pointer, f"over {len(values)} distinct values (at most "
                                                              f"{MAX_UNIQUE_VALUES})")

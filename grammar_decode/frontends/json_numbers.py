@@ -343,7 +343,7 @@ def multiple_of(exprs: ExprSet, divisor: int) -> int:
         parts.append(exprs.alt(exprs.concat(exprs.star(digit), exprs.alt(*(exprs.literal(e.encode()) for e in endings))),
                                *(exprs.literal(s.encode()) for s in short)))
     if m > 1:
-        parts.append(_remainder_zero(exprs, m))
+        parts.append(_remainder(exprs, m, 0))
     body = exprs.both(*parts) if len(parts) > 1 else parts[0]
     # "-0" is never spelled (as for every integer lexeme)
     return exprs.alt(body, exprs.concat(exprs.literal(b"-"), exprs.difference(body, exprs.literal(b"0"))))
@@ -393,12 +393,6 @@ def fractional_multiple_of(exprs: ExprSet, m: int, k: int, fraction: bool = True
             tail = exprs.optional(exprs.concat(exprs.literal(b"."), exprs.plus(exprs.literal(b"0"))))
         parts.append(exprs.concat(whole, tail))
     return exprs.concat(exprs.optional(exprs.literal(b"-")), exprs.alt(*parts))
-
-
-def _remainder_zero(exprs: ExprSet, m: int) -> int:
-    """Digit strings whose value is divisible by ``m`` (leading zeros allowed; the empty string
-    excluded)."""
-    return _remainder(exprs, m, 0)
 
 
 def _remainder(exprs: ExprSet, m: int, residue: int) -> int:

@@ -45,6 +45,7 @@ from .json_lexemes import JsonLexemes
 from .json_merge import ANNOTATIONS, Conjunction, flatten, merge
 from .json_numbers import non_negative_int
 from .json_refs import pointer_join
+from .regex import Dialect
 
 #: Most automaton states (rules) one object may take (dependencies and property counts multiply).
 MAX_OBJECT_STATES = 50_000
@@ -71,7 +72,7 @@ class SchemaCompiler(Protocol):
 
     def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None: ...
 
-    def pattern_body(self, pattern: str, pointer: str) -> int: ...
+    def pattern_body(self, pattern: str, pointer: str, dialect: Dialect = "both") -> int: ...
 
     def resolve(self, holder: dict[str, Any], pointer: str) -> Any: ...
 
@@ -116,7 +117,11 @@ class ObjectBuilder:
         required: list[str] = schema.get("required", [])
         depends = self._dependencies()
         key_expr, key_names = self._key_language()
-        self._pattern_exprs = {p: self._pattern_key(p) for p in patterns}
+        # Python's re and ECMA-262 disagree on some keys (``é`` is ``\w`` in one): a key a pattern
+        # surely matches (under both) takes its schema; a key it may match (under either) takes
+        # its schema too, and additionalProperties as well unless another pattern surely matches
+        self._pattern_exprs = {p: self._pattern_key(p, "both") for p in patterns}
+        self._pattern_maybe = {p: self._pattern_key(p, "either") for p in patterns}
 
         names = list(properties)
         for name in [*required, *depends, *(k for ks in depends.values() for k in ks), *(key_names or ())]:
@@ -216,26 +221,27 @@ class ObjectBuilder:
             return name in key_names
         return self.exprs.matches(key_expr, key_text(name))
 
-    def _pattern_key(self, pattern: Any) -> int:
-        """Quoted JSON strings whose decoded text ``pattern`` finds."""
+    def _pattern_key(self, pattern: Any, dialect: Dialect) -> int:
+        """Quoted JSON strings whose decoded text ``pattern`` finds, under ``dialect``."""
         where = pointer_join(self.pointer, "patternProperties")
         exprs = self.exprs
         quote = exprs.literal(b'"')
-        return exprs.concat(quote, self.c.pattern_body(pattern, where), quote)
+        return exprs.concat(quote, self.c.pattern_body(pattern, where, dialect), quote)
 
     def _value_schemas(self, name: str, properties: dict[str, Any], patterns: dict[str, Any],
                        additional: Any) -> list[Any]:
         """The schemas a named key's value must pass."""
         out = [properties[name]] if name in properties else []
-        out.extend(patterns[p] for p in patterns if self.exprs.matches(self._pattern_exprs[p], key_text(name)))
-        if name not in properties and len(out) == 0:
+        text = key_text(name)
+        out.extend(patterns[p] for p in patterns if self.exprs.matches(self._pattern_maybe[p], text))
+        if name not in properties and not any(self.exprs.matches(self._pattern_exprs[p], text) for p in patterns):
             out.append(additional)
         return out
 
     def _named_pointer(self, name: str, properties: dict[str, Any], patterns: dict[str, Any]) -> str:
         if name in properties:
             return pointer_join(pointer_join(self.pointer, "properties"), name)
-        matched = [p for p in patterns if self.exprs.matches(self._pattern_exprs[p], key_text(name))]
+        matched = [p for p in patterns if self.exprs.matches(self._pattern_maybe[p], key_text(name))]
         if matched:
             return pointer_join(pointer_join(self.pointer, "patternProperties"), matched[0])
         return pointer_join(self.pointer, "additionalProperties")
@@ -254,20 +260,21 @@ class ObjectBuilder:
         base = key_expr
         if names:
             base = exprs.difference(key_expr, exprs.alt(*(self.c.lex.all_spellings(n) for n in names)))
-        regions: list[tuple[int, tuple[str, ...]]] = [(base, ())]
+        # (keys, patterns that apply, whether additionalProperties applies too)
+        regions: list[tuple[int, tuple[str, ...], bool]] = [(base, (), True)]
         try:
             # the whole string language less finitely many names is never empty
             if key_expr != self.c.grammar.lexeme_exprs[self.c.lex.string] and exprs.is_empty(base):
                 return []
             for pattern in patterns:
+                sure, maybe = self._pattern_exprs[pattern], self._pattern_maybe[pattern]
                 split = []
-                for expr, matched in regions:
-                    inside = exprs.both(expr, self._pattern_exprs[pattern])
-                    outside = exprs.difference(expr, self._pattern_exprs[pattern])
-                    if not exprs.is_empty(inside):
-                        split.append((inside, matched + (pattern,)))
-                    if not exprs.is_empty(outside):
-                        split.append((outside, matched))
+                for expr, matched, unmatched in regions:
+                    parts = [(exprs.both(expr, sure), matched + (pattern,), False),
+                             (exprs.difference(expr, maybe), matched, unmatched)]
+                    if maybe != sure:  # keys the two dialects disagree on: every schema either reading applies
+                        parts.append((exprs.both(expr, exprs.difference(maybe, sure)), matched + (pattern,), unmatched))
+                    split.extend(part for part in parts if not exprs.is_empty(part[0]))
                 regions = split
                 if len(regions) > MAX_REGIONS:
                     raise UnsupportedSchemaError("patternProperties", self.pointer,
@@ -276,12 +283,11 @@ class ObjectBuilder:
             raise UnsupportedSchemaError("patternProperties", self.pointer, f"keys too complex to split: {exc}") \
                 from exc
         out = []
-        for expr, matched in regions:
+        for expr, matched, unmatched in regions:
+            schemas = [patterns[p] for p in matched] + ([additional] if unmatched else [])
             if matched:
-                schemas = [patterns[p] for p in matched]
                 where = pointer_join(pointer_join(self.pointer, "patternProperties"), matched[0])
             else:
-                schemas = [additional]
                 where = pointer_join(self.pointer, "additionalProperties")
             if any(s is False for s in schemas):
                 continue

@@ -57,7 +57,7 @@ from .json_objects import object_rule
 from .json_drafts import choose_draft
 from .json_refs import RefIndex, pointer_join
 from .json_rewrites import Rewriter, declared_types
-from .regex import translate
+from .regex import Dialect, translate
 
 #: Keywords that constrain one type only (the others pass them by).
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
@@ -304,7 +304,7 @@ class JsonSchemaCompiler:
             bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high))
         for one in unmatched:  # strings the pattern does not find (not: {pattern})
             bodies.append(exprs.difference(exprs.star(json_string_chars(exprs, _CODE_POINTS)),
-                                           self.pattern_body(one, pointer)))
+                                           self.pattern_body(one, pointer, "either")))
         body = bodies[0] if len(bodies) == 1 else exprs.both(*bodies)
         quote = exprs.literal(b'"')
         expr = exprs.concat(quote, body, quote) if bodies else self.grammar.lexeme_exprs[self.lex.string]
@@ -315,13 +315,15 @@ class JsonSchemaCompiler:
         found = self._bounded[key] = self.grammar.lexeme(expr, f"string {name}")
         return found
 
-    def pattern_body(self, pattern: str, pointer: str) -> int:
+    def pattern_body(self, pattern: str, pointer: str, dialect: Dialect = "both") -> int:
         """The JSON-encoded texts (no quotes) whose decoded text ``pattern`` matches with search
-        semantics, whatever escapes spell it. The text must match under both Python's ``re``
-        (what the ``jsonschema`` validator uses) and ECMA-262 (what the specification says): see
-        ``translate``."""
+        semantics, whatever escapes spell it. Python's ``re`` (what the ``jsonschema`` validator
+        uses) and ECMA-262 (what the specification says) disagree on some characters: with
+        ``dialect="both"`` the text must match under both (the reading of a pattern that must
+        match), with ``"either"`` under at least one (the reading to subtract where a pattern must
+        not match, so what remains matches under neither): see ``translate``."""
         try:
-            return translate(self.grammar.exprs, pattern, search=True, encode=json_string_chars, ecmascript=True)
+            return translate(self.grammar.exprs, pattern, search=True, encode=json_string_chars, dialect=dialect)
         except UnsupportedRegexError as exc:
             raise UnsupportedSchemaError("pattern", pointer, f"{exc.construct} in {pattern!r}") from exc
         except GrammarError as exc:

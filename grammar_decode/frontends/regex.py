@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from ..engine.compiled import CompiledGrammar
 from ..errors import GrammarError, UnsupportedRegexError
@@ -109,8 +109,8 @@ def _union(left: utf8.Ranges, right: utf8.Ranges) -> utf8.Ranges:
     return utf8.normalize(list(left) + list(right))
 
 
-def _class_pattern(ranges: utf8.Ranges, negate: bool) -> str:
-    body = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
+def _class_pattern(ranges: utf8.Ranges, negate: bool, categories: tuple[str, ...] = ()) -> str:
+    body = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "".join(categories)
     return f"[{'^' if negate else ''}{body}]" if body else ("[^\\s\\S]" if not negate else "[\\s\\S]")
 
 
@@ -118,21 +118,36 @@ def _class_pattern(ranges: utf8.Ranges, negate: bool) -> str:
 CharEncoder = Callable[[ExprSet, utf8.Ranges], int]
 
 
+#: How a pattern is read. ``"python"``: as ``re`` reads it. The two JSON Schema readings keep
+#: Python's syntax and are built construct by construct from Python's and ECMA-262's meanings:
+#: ``"both"`` takes at each construct what both dialects match (so a text it matches matches
+#: under each dialect: the sound reading of a pattern that must match), ``"either"`` what either
+#: matches (a text either dialect matches is in it: the sound reading of a pattern that must
+#: *not* match, whose complement is then what neither dialect matches).
+Dialect = Literal["python", "both", "either"]
+DIALECTS = ("python", "both", "either")
+
+
 class _Translator:
-    def __init__(self, exprs: ExprSet, pattern: str, flags: int, encode: CharEncoder, ecmascript: bool) -> None:
-        self.ecmascript = ecmascript
+    def __init__(self, exprs: ExprSet, pattern: str, flags: int, encode: CharEncoder, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.ecmascript = dialect != "python"
         self.exprs = exprs
         self.pattern = pattern
         self.ascii_only = bool(flags & re.ASCII)
         self.ignore_case = bool(flags & re.IGNORECASE)
         self.encode = encode
 
-    def chars(self, ranges: utf8.Ranges, negate: bool = False) -> int:
-        """One character out of ``ranges`` (or outside them); under case-insensitive matching,
-        the characters ``re`` matches with that class and ``re.IGNORECASE``."""
+    def chars(self, ranges: utf8.Ranges, negate: bool = False, categories: tuple[str, ...] = ()) -> int:
+        """One character out of ``ranges`` or the class escapes ``categories`` (or outside them all).
+        Under case-insensitive matching the class is read off ``re`` with its categories kept as
+        escapes: ``re`` folds literals and ranges but tests ``\\w``-style categories unfolded, so
+        spelling a category as the ranges it covers would fold it (``\\u0345`` would match ``\\w``)."""
         if self.ignore_case:
             flags = re.IGNORECASE | (re.ASCII if self.ascii_only else 0)
-            return self.encode(self.exprs, class_ranges(_class_pattern(ranges, negate), flags))
+            return self.encode(self.exprs, class_ranges(_class_pattern(ranges, negate, categories), flags))
+        if categories:
+            ranges = _union(ranges, [r for c in categories for r in class_ranges(c, re.ASCII if self.ascii_only else 0)])
         return self.encode(self.exprs, utf8.complement(ranges) if negate else utf8.normalize(ranges))
 
     def search(self, items: list, dotall: bool) -> int:
@@ -147,7 +162,8 @@ class _Translator:
         before = EPSILON if starts else anything
         if not ends:
             after = anything
-        elif items[-1] == (_C.AT, _C.AT_END) and not self.ecmascript:
+        elif items[-1] == (_C.AT, _C.AT_END) and self.dialect != "both":
+            # Python's $ also matches before one final newline; ECMA-262's only at the end
             after = self.exprs.optional(self.encode(self.exprs, [(10, 10)]))
         else:
             after = EPSILON
@@ -171,11 +187,13 @@ class _Translator:
         if op is _C.ANY:
             if dotall:
                 return self.encode(exprs, [(0, utf8.MAX_CODE_POINT)])
-            excluded = _LINE_TERMINATORS if self.ecmascript else [(10, 10)]
+            # Python's . stops at \n only, ECMA-262's at every line terminator: "both" keeps out
+            # all of them, "either" (the union) only \n
+            excluded = _LINE_TERMINATORS if self.dialect == "both" else [(10, 10)]
             return self.encode(exprs, utf8.complement(excluded))
         if op is _C.IN:
-            ranges, negate = self.char_class(av)
-            return self.chars(ranges, negate)
+            ranges, negate, categories = self.char_class(av)
+            return self.chars(ranges, negate, categories)
         if op is _C.BRANCH:
             return exprs.alt(*(self.sequence(list(branch), dotall, at_start, at_end) for branch in av[1]))
         if op is _C.SUBPATTERN:
@@ -213,19 +231,23 @@ class _Translator:
         raise self.refuse(f"the construct {op}")
 
     def category(self, category: Any, negated_class: bool) -> utf8.Ranges:
-        """``\\d``-style classes. In the ``ecmascript`` dialect a class must mean what both ECMA-262
-        (ASCII ``\\d``/``\\w``, its own ``\\s``) and Python's ``re`` mean: the intersection of the
-        two sets, or, inside a negated class, their union (so the complement is the intersection)."""
+        """``\\d``-style classes in the JSON Schema readings, as code point ranges. ``"both"``: the
+        intersection of ECMA-262's set (ASCII ``\\d``/``\\w``, its own ``\\s``) and Python's, or,
+        inside a negated class, their union (so the class's complement is the intersection);
+        ``"either"``: the other way round."""
         python = category_ranges(category, self.ascii_only)
-        if not self.ecmascript:
-            return python
         ecma = ecmascript_category(category)
-        combined = _union(python, ecma) if negated_class else _intersection(python, ecma)
-        return combined
+        if (self.dialect == "both") != negated_class:
+            return _intersection(python, ecma)
+        return _union(python, ecma)
 
-    def char_class(self, items: list) -> tuple[utf8.Ranges, bool]:
+    def char_class(self, items: list) -> tuple[utf8.Ranges, bool, tuple[str, ...]]:
+        """(ranges, negated, category escapes) of a class. In the Python reading the categories
+        stay escapes (``chars`` reads them off ``re``); in the JSON Schema readings they become
+        ranges."""
         negate = False
         ranges: utf8.Ranges = []
+        categories: list[str] = []
         for op, av in items:
             if op is _C.NEGATE:
                 negate = True
@@ -236,23 +258,55 @@ class _Translator:
             elif op is _C.CATEGORY:
                 if av not in _CATEGORY_PATTERNS:
                     raise self.refuse(f"the class category {av}")
-                ranges.extend(self.category(av, negated_class=negate))
+                if self.ecmascript:
+                    ranges.extend(self.category(av, negated_class=negate))
+                elif _CATEGORY_PATTERNS[av] not in categories:
+                    categories.append(_CATEGORY_PATTERNS[av])
             else:
                 raise self.refuse(f"the class item {op}")
-        return utf8.normalize(ranges), negate
+        return utf8.normalize(ranges), negate, tuple(categories)
+
+
+#: Escapes Python reads one way and ECMA-262 (non-Unicode mode, Annex B) another: ``\\U0001F600``
+#: and ``\\N{...}`` are characters in Python, the letters U and N there; ``\\a`` is BEL in Python,
+#: ``a`` there; ``\\A`` and ``\\Z`` are anchors in Python, letters there.
+_PYTHON_ONLY_ESCAPES = frozenset("UNaAZ")
+
+
+def _python_only_syntax(pattern: str) -> str | None:
+    """The first construct of ``pattern`` that Python's ``re`` and ECMA-262 read differently and
+    that the parsed pattern no longer shows: a Python-only escape, or ``{,n}`` (a repeat in
+    Python, literal text in ECMA-262)."""
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            if pattern[i + 1] in _PYTHON_ONLY_ESCAPES:
+                return f"the escape \\{pattern[i + 1]}"
+            i += 2
+            continue
+        if char == "{" and pattern[i + 1:i + 2] == ",":
+            return "a repeat {,n}"
+        i += 1
+    return None
 
 
 def translate(exprs: ExprSet, pattern: str, flags: int = 0, *, search: bool = False,
-              encode: CharEncoder = utf8.code_points, ecmascript: bool = False) -> int:
+              encode: CharEncoder = utf8.code_points, dialect: Dialect = "python") -> int:
     """The expression in ``exprs`` matching exactly the encodings of the strings ``s`` with
     ``re.fullmatch(pattern, s, flags)`` (``re.search`` with ``search=True``). Characters are
     encoded by ``encode``: UTF-8 by default (strings with lone surrogates excepted: they have no
     UTF-8 encoding); ``json_lexemes.json_string_chars`` gives their spellings inside a JSON string.
 
-    ``ecmascript=True`` (JSON Schema's ``pattern``) keeps Python's syntax but accepts only what
-    both Python's ``re`` and ECMA-262 accept: ``\\d``/``\\w`` are ASCII, ``\\s`` is the
-    intersection of both definitions, ``.`` stops at every ECMA-262 line terminator, and ``$``
-    matches only at the very end.
+    ``dialect`` (see ``Dialect``): ``"both"`` (a JSON Schema ``pattern`` that must match) keeps
+    Python's syntax but accepts only what both Python's ``re`` and ECMA-262 accept: ``\\d``/``\\w``
+    are ASCII, ``\\s`` is the intersection of both definitions, ``.`` stops at every ECMA-262 line
+    terminator, and ``$`` matches only at the very end. ``"either"`` (a pattern that must not
+    match: ``not``, ``else``, the keys beside ``patternProperties``) accepts what either accepts:
+    Unicode ``\\d``/``\\w``, the union of the ``\\s`` sets, ``.`` stopping at ``\\n`` only, ``$``
+    before a final newline. Under both readings, constructs the two dialects parse differently
+    (inline case-insensitivity, which ECMA-262 does not have, and ``_PYTHON_ONLY_ESCAPES``) are
+    refused.
 
     Raises:
         GrammarError: the pattern is not valid Python regex syntax.
@@ -268,7 +322,15 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0, *, search: bool = Fa
     except (re.error, OverflowError, RecursionError) as exc:
         raise GrammarError(f"invalid regular expression {pattern!r}: {exc}") from exc
     global_flags = parsed.state.flags
-    translator = _Translator(exprs, pattern, global_flags, encode, ecmascript)
+    if dialect not in DIALECTS:
+        raise ValueError(f"dialect is one of {DIALECTS}, not {dialect!r}")
+    if dialect != "python":
+        if global_flags & re.IGNORECASE:
+            raise UnsupportedRegexError("case-insensitive matching", pattern, "ECMA-262 has no inline flags")
+        construct = _python_only_syntax(pattern)
+        if construct is not None:
+            raise UnsupportedRegexError(construct, pattern, "Python's re and ECMA-262 read it differently")
+    translator = _Translator(exprs, pattern, global_flags, encode, dialect)
     dotall = bool(global_flags & re.DOTALL)
     try:
         if search:

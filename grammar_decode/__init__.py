@@ -9,6 +9,8 @@ Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` / ``compile_re
 from .errors import (
     GrammarDecodeError,
     GrammarError,
+    GrammarTooLarge,
+    RegexTooComplex,
     SchemaError,
     TokenRejected,
     UnsupportedRegexError,
@@ -28,7 +30,9 @@ __all__ = [
     "GenerationResult",
     "GrammarDecodeError",
     "GrammarError",
+    "GrammarTooLarge",
     "Matcher",
+    "RegexTooComplex",
     "SchemaError",
     "TokenRejected",
     "UnsupportedRegexError",

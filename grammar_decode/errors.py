@@ -55,6 +55,15 @@ class GrammarError(GrammarDecodeError, ValueError):
     """A regular expression or grammar is malformed, or admits no text at all."""
 
 
+class GrammarTooLarge(GrammarError):
+    """A grammar (or a schema's) grows past a size limit while it is compiled or rewritten."""
+
+
+class RegexTooComplex(GrammarError):
+    """A question about a regular expression (emptiness, shortest match) exceeded its search
+    budget: the pattern, bounds and sets it combines are too complex to decide exactly here."""
+
+
 class UnsupportedRegexError(GrammarError):
     """A regular expression uses a construct that cannot be compiled exactly to a finite
     automaton (lookaround, backreferences, word boundaries, possessive repeats, local case flags).

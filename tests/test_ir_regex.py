@@ -124,3 +124,82 @@ def test_fullmatch_agrees_with_re(pattern: str, texts: list[str]) -> None:
     compiled = re.compile(pattern)
     for text in texts:
         assert exprs.matches(e, text.encode()) is (compiled.fullmatch(text) is not None), (pattern, text)
+
+
+# -- intersections with a counter, solved by counting ------------------------------------------
+
+def _small_regex(exprs: ExprSet, draw_tree: object) -> int:
+    """A boolean-free expression over the bytes a, b and the two-byte unit 'cd' from a tree."""
+    kind, *children = draw_tree  # type: ignore[misc]
+    if kind == "a":
+        return exprs.literal(b"a")
+    if kind == "b":
+        return exprs.literal(b"b")
+    if kind == "cd":
+        return exprs.literal(b"cd")
+    parts = [_small_regex(exprs, c) for c in children]
+    if kind == "cat":
+        return exprs.concat(*parts)
+    if kind == "alt":
+        return exprs.alt(*parts)
+    return exprs.star(parts[0])
+
+
+_TREES = st.recursive(st.sampled_from([("a",), ("b",), ("cd",)]),
+                      lambda inner: st.one_of(st.tuples(st.just("cat"), inner, inner),
+                                              st.tuples(st.just("alt"), inner, inner),
+                                              st.tuples(st.just("star"), inner)), max_leaves=6)
+
+
+@given(_TREES, st.integers(0, 6), st.one_of(st.none(), st.integers(0, 6)), st.booleans())
+def test_counted_intersections_agree_with_the_derivative_search(tree: object, lo: int, extra: int | None,
+                                                                 negated: bool) -> None:
+    """The counted shortest length equals the breadth-first search over derivatives (the
+    reference), with a plain or a negated other side, and after a partial unit."""
+    exprs = ExprSet()
+    other = _small_regex(exprs, tree)
+    if negated:
+        other = exprs.negate(other)
+    unit = exprs.alt(exprs.literal(b"a"), exprs.literal(b"b"), exprs.literal(b"cd"))
+    counter = exprs.repeat(unit, lo, None if extra is None else lo + extra)
+    for item in (exprs.both(other, counter), exprs.both(other, exprs.concat(exprs.literal(b"d"), counter))):
+        reference = exprs._search_nullable(item, 20_000)
+        assert exprs.min_length(item) == (None if reference is None else len(reference))
+    # a second counter over the same unit joins the first
+    both_counters = exprs.both(other, counter, exprs.repeat(unit, 0, lo + 1))
+    reference = exprs._search_nullable(both_counters, 20_000)
+    assert exprs.min_length(both_counters) == (None if reference is None else len(reference))
+
+
+def test_huge_counts_beside_a_pattern_cost_their_digits(exprs: ExprSet) -> None:
+    letter = exprs.byteset(byte_range(ord("a"), ord("z")))
+    has_x = exprs.concat(exprs.star(letter), exprs.literal(b"x"), exprs.star(letter))
+    for count in (10, 100_000, 10 ** 12):
+        assert exprs.min_length(exprs.both(has_x, exprs.repeat(letter, count, None))) == count
+        assert exprs.min_length(exprs.both(has_x, exprs.repeat(letter, 0, count))) == 1
+    even = exprs.star(exprs.repeat(letter, 2, 2))
+    assert exprs.is_empty(exprs.both(even, exprs.repeat(letter, 10 ** 9 + 1, 10 ** 9 + 1)))
+    assert exprs.min_length(exprs.both(even, exprs.repeat(letter, 10 ** 9 + 1, 10 ** 9 + 2))) == 10 ** 9 + 2
+
+
+def test_a_counted_intersection_with_too_many_states_is_refused_typed(exprs: ExprSet) -> None:
+    import grammar_decode as gd
+    from grammar_decode.frontends.regex import translate
+
+    many = translate(exprs, "(a|b)*a(a|b){12}")  # 2**13 states at the unit boundaries
+    unit = exprs.byteset(byte_mask(b"ab"))
+    with pytest.raises(gd.RegexTooComplex):
+        exprs.is_empty(exprs.both(many, exprs.repeat(unit, 40, 60)))
+
+
+def test_a_broken_counting_is_caught_by_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An off-by-one in the matrix power (one edge fewer than the count) disagrees with the
+    derivative search the property above uses as its reference."""
+    from grammar_decode.ir import regex as regex_module
+
+    exact = regex_module._min_plus_power
+    monkeypatch.setattr(regex_module, "_min_plus_power", lambda m, e: exact(m, max(e - 1, 0)))
+    exprs = ExprSet()
+    letter = exprs.byteset(byte_range(ord("a"), ord("z")))
+    item = exprs.both(exprs.concat(exprs.star(letter), exprs.literal(b"x")), exprs.repeat(letter, 3, None))
+    assert exprs._counted_min(item, 20_000) != len(exprs._search_nullable(item, 20_000))  # type: ignore[arg-type]

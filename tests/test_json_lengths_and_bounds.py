@@ -33,8 +33,10 @@ BOUNDS = [  # schema, accepted, rejected
     ({"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 5}, ["3", "4"], ["2", "5"]),
     ({"type": "integer", "minimum": 2.5, "maximum": 4.5}, ["3", "4"], ["2", "5"]),
     ({"type": "integer", "exclusiveMinimum": 2.5}, ["3", "123456789"], ["2", "-3"]),
-    ({"type": "integer", "minimum": 5, "exclusiveMinimum": True}, ["6"], ["5"]),  # draft 4
-    ({"type": "integer", "maximum": 5, "exclusiveMaximum": False}, ["5", "-99"], ["6"]),  # draft 4
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer", "minimum": 5,
+      "exclusiveMinimum": True}, ["6"], ["5"]),
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer", "maximum": 5,
+      "exclusiveMaximum": False}, ["5", "-99"], ["6"]),
     ({"type": "integer", "minimum": 0}, ["0", "99999999999999999999"], ["-1", "-0"]),
     ({"type": "integer", "maximum": -10}, ["-10", "-123"], ["-9", "0"]),
     ({"type": ["integer", "null"], "minimum": 0, "maximum": 0}, ["0", "null"], ["1", "-1"]),

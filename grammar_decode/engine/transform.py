@@ -21,15 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import GrammarError
+from ..errors import GrammarError, GrammarTooLarge
 from ..ir.grammar import INFINITE, Alternative, Grammar, Symbol, shortest_derivations
 
 #: Default limit on the total number of symbols in the rewritten grammar.
 DEFAULT_MAX_SIZE = 2_000_000
 
-
-class GrammarTooLarge(GrammarError):
-    """Rewriting the grammar for the parser would exceed the size limit."""
 
 
 @dataclass

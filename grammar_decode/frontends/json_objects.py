@@ -38,9 +38,9 @@ import json
 from collections import deque
 from typing import Any, NamedTuple, Protocol
 
-from ..errors import SchemaError, UnsupportedSchemaError
+from ..errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
-from ..ir.regex import NOTHING, RegexTooComplex
+from ..ir.regex import NOTHING
 from .json_lexemes import JsonLexemes
 from .json_merge import ANNOTATIONS, Conjunction, flatten, merge
 from .json_numbers import non_negative_int

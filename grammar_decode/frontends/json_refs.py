@@ -23,13 +23,10 @@ from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_drafts import LEGACY, MODERN, draft_named, identifier_keyword
+from .json_drafts import (LEGACY, MODERN, SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, draft_named,
+                          identifier_keyword, read_keywords)
 
-#: Keywords whose value is a schema / a list of schemas / an object of schemas.
-_ONE = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if", "then",
-        "else", "unevaluatedItems", "unevaluatedProperties")
-_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_ONE, _LIST, _MAP = SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS
 
 
 def pointer_join(parent: str, token: str | int) -> str:
@@ -56,6 +53,7 @@ class RefIndex:
         self._base: dict[int, str] = {}
         self._outer_base: dict[int, str] = {}  # base around a schema holding $ref (drafts 4-7 ignore its $id)
         self._views: dict[int, Any] = {}
+        self._pointers: dict[int, str] = {}  # where each schema object stands (for errors of the views)
         # where embedded resources are looked for: drafts 4-7 know no $defs/dependentSchemas, later
         # drafts no dependencies (a schema under an unknown keyword is no resource there)
         self._maps = tuple(k for k in _MAP if not (draft in LEGACY and k in ("$defs", "dependentSchemas"))
@@ -103,6 +101,7 @@ class RefIndex:
                 # a plain anchor for $ref; $dynamicRef itself is refused wherever it stands
                 self.anchors.setdefault(f"{base}#{schema['$dynamicAnchor']}", schema)
             self._base[id(schema)] = base
+            self._pointers[id(schema)] = pointer
             for keyword in _ONE:
                 if isinstance(schema.get(keyword), dict):
                     work.append((schema[keyword], base, pointer_join(pointer, keyword)))
@@ -116,10 +115,12 @@ class RefIndex:
                     work.extend((sub, base, pointer_join(where, k)) for k, sub in schema[keyword].items())
 
     def view(self, schema: Any) -> Any:
-        """``schema`` as the compiler reads it under this draft: itself, or under drafts 4-7 a
-        copy (made once per object, so rules memoised by identity stay sound) in which an object
-        holding ``$ref`` keeps only ``$ref``, and draft 4's ``id`` is dropped. O(size) once."""
-        if self.draft not in LEGACY or not isinstance(schema, dict):
+        """``schema`` as the compiler reads it under this draft: itself with no draft named, else
+        a copy (made once per object, so rules memoised by identity stay sound) in the compiler's
+        vocabulary (``json_drafts.read_keywords``: keywords the draft does not define dropped,
+        draft 4's bounds rewritten), in which, under drafts 4-7, an object holding ``$ref`` keeps
+        only ``$ref``, and draft 4's ``id`` is dropped. O(size) once."""
+        if self.draft is None or not isinstance(schema, dict):
             return schema
         found = self._views.get(id(schema))
         if found is not None:
@@ -127,10 +128,10 @@ class RefIndex:
         copy: dict[str, Any] = {}
         self._views[id(schema)] = copy
         self.alias(copy, schema)
-        if "$ref" in schema:
+        if "$ref" in schema and self.draft in LEGACY:
             copy["$ref"] = schema["$ref"]
             return copy
-        for keyword, value in schema.items():
+        for keyword, value in read_keywords(schema, self.draft, self._pointers.get(id(schema), "")).items():
             if keyword == self._id and self._id == "id":
                 continue  # read above as a base URI, not a constraint
             if keyword in _ONE and isinstance(value, dict):

@@ -43,7 +43,8 @@ ALL_BYTES = (1 << 256) - 1
 DEFAULT_FUEL = 20_000
 
 
-#: Most states of an intersection with a counter that ``_counted_min`` solves by counting.
+#: Most states of an intersection with a counter that ``_counted_min`` solves by counting
+#: (min-plus products cost n³; past this, the derivative search answers, within its fuel).
 MAX_COUNTED_STATES = 128
 
 
@@ -602,7 +603,8 @@ class ExprSet:
         fewest bytes of one ``B`` string; paths of exactly ``lo`` edges, then up to ``hi - lo`` more
         (or any number), are min-plus matrix powers by repeated squaring. Cost O(n³ log lo) for n
         such states, whatever the bounds (``[a-z]{100000} & .*x.*`` costs what ``{10}`` does).
-        Counters over the same (prefix-free) unit are one count with the tighter bounds."""
+        Counters over the same (prefix-free) unit are one count with the tighter bounds. Past
+        ``MAX_COUNTED_STATES`` states, ``NotImplemented``: the caller searches instead."""
         members = list(self.args[item])  # type: ignore[arg-type]
         counters = {m: c for m in members if (c := self._counter_of(m)) is not None}
         if not counters:
@@ -636,7 +638,7 @@ class ExprSet:
                 if nxt not in index:
                     index[nxt] = len(index)
                     if len(index) > MAX_COUNTED_STATES:
-                        raise RegexTooComplex(f"more than {MAX_COUNTED_STATES} states of a counted intersection")
+                        return NotImplemented  # too many for matrices: the derivative search decides
                     work.append(nxt)
         n = len(index)
         weights = np.full((n, n), _INF, dtype=np.int64)

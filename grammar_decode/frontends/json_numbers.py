@@ -318,8 +318,8 @@ MAX_MODULUS = 9
 def multiple_of(exprs: ExprSet, divisor: int) -> int:
     """Spellings ``-?(0|[1-9][0-9]*)`` of the integers divisible by ``divisor`` (> 0).
 
-    Divisibility by ``2^a 5^b`` is read off the last ``max(a, b)`` digits (an expression over
-    them); the rest, ``m``, by the remainder automaton (state r, digit d: ``(10 r + d) mod m``)
+    Divisibility by ``2^a 5^b`` is read off the last ``max(a, b)`` digits
+    (``_last_digits_divisible``); the rest, ``m``, by the remainder automaton (state r, digit d: ``(10 r + d) mod m``)
     turned into an expression by eliminating its states (Arden's rule); the two intersect.
     ``ValueError`` when ``m`` exceeds ``MAX_MODULUS``."""
     twos = fives = 0
@@ -335,18 +335,57 @@ def multiple_of(exprs: ExprSet, divisor: int) -> int:
     digit = _digits(exprs, "0", "9")
     magnitude = exprs.alt(exprs.literal(b"0"), exprs.concat(_digits(exprs, "1", "9"), exprs.star(digit)))
     parts = [magnitude]
-    tail = max(twos, fives)
-    if tail:
-        block = 2 ** twos * 5 ** fives
-        endings = [str(v).zfill(tail) for v in range(0, 10 ** tail, block)]
-        short = [str(v) for v in range(0, 10 ** tail, block) if len(str(v)) < tail and (v == 0 or str(v)[0] != "0")]
-        parts.append(exprs.alt(exprs.concat(exprs.star(digit), exprs.alt(*(exprs.literal(e.encode()) for e in endings))),
-                               *(exprs.literal(s.encode()) for s in short)))
+    if twos or fives:
+        parts.append(_last_digits_divisible(exprs, twos, fives))
     if m > 1:
         parts.append(_remainder(exprs, m, 0))
     body = exprs.both(*parts) if len(parts) > 1 else parts[0]
     # "-0" is never spelled (as for every integer lexeme)
     return exprs.alt(body, exprs.concat(exprs.literal(b"-"), exprs.difference(body, exprs.literal(b"0"))))
+
+
+#: Most states of the last-digits table of a divisor ``2^a 5^b`` (``_last_digits_divisible``).
+MAX_LAST_DIGIT_STATES = 1_000
+
+
+def _last_digits_divisible(exprs: ExprSet, twos: int, fives: int) -> int:
+    """Digit strings (leading zeros allowed, but the one-digit-or-more spelling of a number is
+    what ``multiple_of`` intersects this with) whose value ``2^a 5^b`` divides: since
+    ``10^t`` is a multiple for ``t = max(a, b)``, the last ``t`` digits decide.
+
+    Built right to left as the digits are weighed: after the ``j`` lowest digits, the state is
+    their value ``s`` mod ``B = 2^a 5^b``; the higher digits add multiples of ``10^j``, so only
+    states divisible by ``g_j = gcd(10^j, B)`` can still end at 0. Level ``j`` holds at most
+    ``min(10^j, B) / g_j`` states (``Z(j, s)``: the ``j``-digit strings reaching ``s``), about
+    ``2^(0.7 a)`` in all for ``2^a`` rather than the ``5^a`` endings a table of them lists.
+    ``ValueError`` past ``MAX_LAST_DIGIT_STATES``, before anything is built."""
+    block = 2 ** twos * 5 ** fives
+    tail = max(twos, fives)
+    gcds = [math.gcd(10 ** j, block) for j in range(tail + 1)]
+    if sum(min(10 ** j, block) // gcds[j] for j in range(tail + 1)) > MAX_LAST_DIGIT_STATES:
+        raise ValueError(f"divisibility by 2^{twos}·5^{fives} reads the last {tail} digits through more than "
+                         f"{MAX_LAST_DIGIT_STATES:,} states")
+    digit_bytes = [exprs.byteset(1 << (0x30 + d)) for d in range(10)]
+    level: dict[int, int] = {0: EPSILON}
+    shorter = []  # numbers of fewer than `tail` digits: first digit 1-9, value a multiple
+    for j in range(tail):
+        weight = 10 ** j
+        grown: dict[int, list[int]] = {}
+        leading: list[int] = []
+        for s, expr in level.items():
+            for d in range(10):
+                t = (s + d * weight) % block
+                if t % gcds[j + 1]:
+                    continue
+                piece = exprs.concat(digit_bytes[d], expr)
+                grown.setdefault(t, []).append(piece)
+                if t == 0 and d > 0:
+                    leading.append(piece)
+        if j + 1 < tail and leading:
+            shorter.append(exprs.alt(*leading))
+        level = {t: exprs.alt(*pieces) for t, pieces in grown.items()}
+    endings = level.get(0, NOTHING)
+    return exprs.alt(exprs.concat(exprs.star(_digits(exprs, "0", "9")), endings), exprs.literal(b"0"), *shorter)
 
 
 #: Most binary fraction digits of a divisor with a fraction (``0.015625 = 2**-6``).

@@ -14,7 +14,8 @@ written either matching ``contains`` or matching its complement (``not``, ``json
 so the count is exact; where the complement cannot be built, ``maxContains`` is refused. A
 schema ``false`` at a position
 bounds the length. Large counts without a prefix or ``contains`` take O(log bound) rules
-(``_counted``), so ``maxItems: 10**8`` is a few dozen rules.
+(``_counted``), so ``maxItems: 10**8`` is a few dozen rules; so do large ``minContains`` and
+``maxContains`` without a prefix or item bounds (``_counted_contains``).
 """
 
 from __future__ import annotations
@@ -101,6 +102,12 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
         return [empty]
     if unique:
         return _unique(c, pointer, prefix, (rest, rest_pointer), low, high, empty)
+    if contains is not None and max(wanted, most or 0) > MAX_LINEAR_ITEMS:
+        if prefix or high is not None or low > max(wanted, 1):
+            raise UnsupportedSchemaError("maxContains" if most is not None and most > MAX_LINEAR_ITEMS else
+                                         "minContains", pointer, f"counts of contains above {MAX_LINEAR_ITEMS} "
+                                         "together with prefixItems, maxItems or a larger minItems")
+        return _counted_contains(c, pointer, (rest, rest_pointer), contains, wanted, most, empty)
     if max(low, high or 0) > MAX_LINEAR_ITEMS:
         if prefix or contains is not None:
             raise UnsupportedSchemaError("maxItems" if high is not None and high > MAX_LINEAR_ITEMS else "minItems",
@@ -271,48 +278,100 @@ def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
     return out
 
 
+class _Powers:
+    """``exactly(n)``: ``n`` copies of ``unit`` in a row (by halving); ``up_to(n)``: 1..``n`` of
+    them (the first half, or the whole first half and then part of the second). O(log n) rules
+    for any ``n``, and every count has exactly one parse."""
+
+    def __init__(self, g: Grammar, name: str, unit: tuple[Symbol, ...]) -> None:
+        self.g, self.name, self.unit = g, name, unit
+        self._exact: dict[int, Symbol] = {}
+        self._upto: dict[int, Symbol] = {}
+
+    def exactly(self, n: int) -> Symbol:
+        found = self._exact.get(n)
+        if found is None:
+            found = self._exact[n] = self.g.rule(f"{self.name} x{n}")
+            if n == 1:
+                self.g.define(found, [self.unit])
+            elif n % 2 == 0:
+                self.g.define(found, [(self.exactly(n // 2), self.exactly(n // 2))])
+            else:
+                self.g.define(found, [(self.exactly(n - 1), self.exactly(1))])
+        return found
+
+    def up_to(self, n: int) -> Symbol:
+        found = self._upto.get(n)
+        if found is None:
+            found = self._upto[n] = self.g.rule(f"{self.name} x1..{n}")
+            if n == 1:
+                self.g.define(found, [(self.exactly(1),)])
+            elif n % 2 == 0:
+                self.g.define(found, [(self.up_to(n // 2),), (self.exactly(n // 2), self.up_to(n // 2))])
+            else:
+                self.g.define(found, [(self.up_to(n - 1),), (self.exactly(n - 1), self.exactly(1))])
+        return found
+
+    def between(self, low: int, high: int | None) -> tuple[Symbol, ...]:
+        """``low`` to ``high`` copies (None: ``low`` exactly, for callers whose following symbols
+        absorb any more)."""
+        out: tuple[Symbol, ...] = (self.exactly(low),) if low else ()
+        if high is not None and high > low:
+            spare = self.g.rule(f"{self.name} x0..{high - low}")
+            self.g.define(spare, [(), (self.up_to(high - low),)])
+            out += (spare,)
+        return out
+
+
 def _counted(c: SchemaCompiler, item: Symbol, low: int, high: int | None, pointer: str,
              empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
-    """Item counts with O(log bound) rules, unambiguously: ``exactly(n)`` is ``n`` times
-    ", item" (by halving), ``up_to(n)`` is 1..``n`` times (the first half, or the whole first
-    half and then part of the second), so a bound of 10^8 is a few dozen rules and every count
-    has exactly one parse."""
+    """Item counts with O(log bound) rules, unambiguously (``_Powers`` of ", item"), so a bound
+    of 10^8 is a few dozen rules and every count has exactly one parse."""
     g, lex = c.grammar, c.lex
     name = pointer or "/"
     one = lex.seq(lex.ws, lex.comma, lex.ws, item)
-    exact: dict[int, Symbol] = {}
-    upto: dict[int, Symbol] = {}
-
-    def exactly(n: int) -> Symbol:
-        found = exact.get(n)
-        if found is None:
-            found = exact[n] = g.rule(f"{name} (,item)x{n}")
-            if n == 1:
-                g.define(found, [one])
-            elif n % 2 == 0:
-                g.define(found, [(exactly(n // 2), exactly(n // 2))])
-            else:
-                g.define(found, [(exactly(n - 1), exactly(1))])
-        return found
-
-    def up_to(n: int) -> Symbol:
-        found = upto.get(n)
-        if found is None:
-            found = upto[n] = g.rule(f"{name} (,item)x1..{n}")
-            if n == 1:
-                g.define(found, [(exactly(1),)])
-            elif n % 2 == 0:
-                g.define(found, [(up_to(n // 2),), (exactly(n // 2), up_to(n // 2))])
-            else:
-                g.define(found, [(up_to(n - 1),), (exactly(n - 1), exactly(1))])
-        return found
-
+    powers = _Powers(g, f"{name} (,item)", one)
     close = lex.seq(lex.ws, lex.close_bracket)
-    head = lex.seq(lex.open_bracket, lex.ws, item) + ((exactly(low - 1),) if low > 1 else ())
+    head = lex.seq(lex.open_bracket, lex.ws, item) + ((powers.exactly(low - 1),) if low > 1 else ())
     tail = g.rule(f"{name} more items")
     if high is None:
         g.define(tail, [close, one + (tail,)])
     else:
         spare = high - max(low, 1)
-        g.define(tail, [close] + ([(up_to(spare),) + close] if spare > 0 else []))
+        g.define(tail, [close] + ([(powers.up_to(spare),) + close] if spare > 0 else []))
     return [head + (tail,)] + ([empty] if low == 0 else [])
+
+
+def _counted_contains(c: SchemaCompiler, pointer: str, rest: tuple[Any, str], contains: Any, wanted: int,
+                      most: int | None, empty: tuple[Symbol, ...]) -> list[tuple[Symbol, ...]]:
+    """Arrays with ``wanted``..``most`` items matching ``contains`` (no prefix, no item bounds)
+    in O(log bound) rules, whatever the counts: the items are ``others (match others)^k``, the
+    blocks of one match and the items after it counted by ``_Powers``. With no ``maxContains``
+    the others are any items (ambiguous where they match too, which the parser takes in its
+    stride: "at least ``wanted``" exactly); under it they are the items outside ``contains``, so
+    ``k`` is the exact number of matches."""
+    g, lex = c.grammar, c.lex
+    name = pointer or "/"
+    sub, where = rest
+    contains_pointer = pointer_join(pointer, "contains")
+    match = c.value(Conjunction((sub, contains)), contains_pointer)
+    if most is None:
+        other = c.value(sub, where)
+    else:
+        try:
+            other = c.value(Conjunction((sub, c.retain({"not": contains}))), contains_pointer)
+        except UnsupportedSchemaError as exc:
+            raise UnsupportedSchemaError("maxContains", pointer, "counting matches up to a bound needs the items "
+                                                                 f"that do not match 'contains': {exc}") from exc
+    comma = lex.seq(lex.ws, lex.comma, lex.ws)
+    others = g.rule(f"{name} (,other)*")
+    g.define(others, [(), comma + (other, others)])
+    powers = _Powers(g, f"{name} (,match (,other)*)", comma + (match, others))
+    close = lex.seq(lex.ws, lex.close_bracket)
+    out = [lex.seq(lex.open_bracket, lex.ws, other, others) + powers.between(wanted, most) + close]
+    if most is None or most >= 1:
+        out.append(lex.seq(lex.open_bracket, lex.ws, match, others)
+                   + powers.between(max(wanted - 1, 0), None if most is None else most - 1) + close)
+    if wanted == 0:
+        out.append(empty)
+    return out

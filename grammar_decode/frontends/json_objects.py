@@ -49,6 +49,9 @@ from .regex import Dialect
 
 #: Most automaton states (rules) one object may take (dependencies and property counts multiply).
 MAX_OBJECT_STATES = 50_000
+#: Most optional named keys per object: they cost O(keys log keys) grammar symbols
+#: (``_plain_members``) and 4,096 compile in about 1.5 s; a limit checked before anything is built.
+MAX_OPTIONAL_KEYS = 4096
 #: Most named keys under ``property_order="any"`` (a state per set of keys written: 2^keys).
 MAX_ANY_ORDER_KEYS = 12
 #: Most ``patternProperties`` patterns per object (regions are their non-empty boolean combinations).
@@ -127,6 +130,10 @@ class ObjectBuilder:
         for name in [*required, *depends, *(k for ks in depends.values() for k in ks), *(key_names or ())]:
             if name not in names:
                 names.append(name)
+        optional = len(names) - len(set(required) & set(names))
+        if optional > MAX_OPTIONAL_KEYS:
+            raise UnsupportedSchemaError("properties", pointer, f"{optional:,} optional keys (at most "
+                                                                f"{MAX_OPTIONAL_KEYS:,} per object)")
         allowed = {n for n in names if self._key_allowed(n, key_expr, key_names)}
         schemas = {n: self._value_schemas(n, properties, patterns, additional) for n in names}
         # a key whose value admits nothing cannot be written, nor can a key depending on one
@@ -366,6 +373,8 @@ class ObjectBuilder:
                 c.grammar.define(rules[(written, wrote, count)], alternatives)
             return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + (begin,)])
 
+        if not depends and low == 0 and high is None:
+            return self._plain_members(keys, members, extra_member)
         start = state(ObjectState(0, False, frozenset(), frozenset(), 0))
         while queue:
             s = queue.popleft()
@@ -393,6 +402,62 @@ class ObjectBuilder:
                     alternatives.append((nxt,))
             c.grammar.define(rules[s], alternatives)
         return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + (start,)])
+
+    def _plain_members(self, keys: list[NamedKey], members: list[tuple[Symbol, ...]],
+                       extra_member: Symbol | None) -> Symbol:
+        """Named keys in order with no dependencies or counts: required keys one after another,
+        and between them runs of optional keys as ranges halved into a balanced tree (a
+        non-empty subsequence of ``[i, n)`` is one of ``[i, m)``, then one of ``[m, n)``, or
+        either alone). Where the automaton's skip rules (``A → B``) chain every optional key to
+        all later ones once unit rules are removed (O(keys²) symbols: 10,000 optional keys would
+        be 10^8), the tree's unit rules reach only their subtree: O(keys log keys)."""
+        c, lex = self.c, self.c.lex
+        name = self.pointer or "/"
+        comma = lex.seq(lex.ws, lex.comma, lex.ws)
+        ranges: dict[tuple[int, int, bool], Symbol] = {}
+
+        def some_of(i: int, n: int, wrote: bool) -> Symbol:
+            """A non-empty subsequence of the members of keys ``[i, n)``, the first of them
+            after a comma when ``wrote``."""
+            key = (i, n, wrote)
+            found = ranges.get(key)
+            if found is None:
+                found = ranges[key] = c.grammar.rule(f"{name} members[{i}:{n}]{',' if wrote else ''}")
+                if n == i + 1:
+                    c.grammar.define(found, [(comma if wrote else ()) + members[i]])
+                else:
+                    m = (i + n) // 2
+                    c.grammar.define(found, [(some_of(i, m, wrote), some_of(m, n, True)), (some_of(i, m, wrote),),
+                                             (some_of(m, n, wrote),)])
+            return found
+
+        segments: list[tuple[int, int]] = []  # [i, n): a run of optional keys, or one required key
+        for i, key in enumerate(keys):
+            if key.required or not segments or keys[segments[-1][0]].required:
+                segments.append((i, i + 1))
+            else:
+                segments[-1] = (segments[-1][0], i + 1)
+        # rest[segment, wrote]: the members from segments[segment] on, then other keys, then "}"
+        # (built from the last segment back, so long objects need no deep recursion)
+        rest: dict[tuple[int, bool], Symbol] = {}
+        for segment in range(len(segments), -1, -1):
+            for wrote in (True, False):
+                rest[(segment, wrote)] = c.grammar.rule(f"{name} members from #{segment}{',' if wrote else ''}")
+                separator = comma if wrote else ()
+                if segment == len(segments):
+                    alternatives = [lex.seq(lex.ws, lex.close_brace) if wrote else (lex.close_brace,)]
+                    if extra_member is not None:
+                        alternatives.append(separator + (extra_member, rest[(segment, True)]))
+                else:
+                    i, n = segments[segment]
+                    if keys[i].required:
+                        alternatives = [separator + members[i] + (rest[(segment + 1, True)],)]
+                    else:
+                        alternatives = [(some_of(i, n, wrote), rest[(segment + 1, True)]),
+                                        (rest[(segment + 1, wrote)],)]
+                c.grammar.define(rest[(segment, wrote)], alternatives)
+
+        return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + (rest[(0, False)],)])
 
     def _rule(self, what: str, alternatives: list[tuple[Symbol, ...]]) -> Symbol:
         rule = self.c.grammar.rule(f"{self.pointer or '/'} {what}")

@@ -71,6 +71,9 @@ VOCABULARIES: dict[str, frozenset[str]] = {
     "2019-09": _MODERN | {"additionalItems", "$recursiveRef"},
     "2020-12": _MODERN | {"prefixItems", "$dynamicRef"},
 }
+#: Deepest nesting of schema objects read (the compiler recurses once per level).
+MAX_SCHEMA_DEPTH = 256
+
 #: Keywords some draft reads as a constraint.
 DRAFT_KEYWORDS = frozenset().union(*VOCABULARIES.values())
 #: Keywords enforced under every draft although some drafts' validators ignore them: the
@@ -126,23 +129,32 @@ def identifier_keyword(draft: Optional[str]) -> str:
 def _schema_objects(document: Any) -> Iterator[tuple[dict[str, Any], str]]:
     """Every schema object of ``document`` reached through schema positions, with its pointer
     (enum/const/examples values are never entered)."""
-    work: list[tuple[Any, str]] = [(document, "")]
+    work: list[tuple[Any, str, int]] = [(document, "", 0)]
     seen: set[int] = set()
     while work:
-        schema, pointer = work.pop()
+        schema, pointer, depth = work.pop()
         if not isinstance(schema, dict) or id(schema) in seen:
             continue
+        check_depth(depth, pointer)
         seen.add(id(schema))
         yield schema, pointer
+        depth += 1
         for keyword in SCHEMA_KEYWORDS:
             if isinstance(schema.get(keyword), dict):
-                work.append((schema[keyword], f"{pointer}/{keyword}"))
+                work.append((schema[keyword], f"{pointer}/{keyword}", depth))
         for keyword in SCHEMA_LIST_KEYWORDS:
             if isinstance(schema.get(keyword), list):
-                work.extend((sub, f"{pointer}/{keyword}/{i}") for i, sub in enumerate(schema[keyword]))
+                work.extend((sub, f"{pointer}/{keyword}/{i}", depth) for i, sub in enumerate(schema[keyword]))
         for keyword in SCHEMA_MAP_KEYWORDS:
             if isinstance(schema.get(keyword), dict):
-                work.extend((sub, f"{pointer}/{keyword}/{_escape(k)}") for k, sub in schema[keyword].items())
+                work.extend((sub, f"{pointer}/{keyword}/{_escape(k)}", depth) for k, sub in schema[keyword].items())
+
+
+def check_depth(depth: int, pointer: str) -> None:
+    """``SchemaError`` for a schema object nested ``MAX_SCHEMA_DEPTH`` levels or deeper."""
+    if depth >= MAX_SCHEMA_DEPTH:
+        raise SchemaError(f"the schema nests schema objects deeper than {MAX_SCHEMA_DEPTH} levels",
+                          pointer[:200] + ("..." if len(pointer) > 200 else ""))
 
 
 def _escape(token: str) -> str:

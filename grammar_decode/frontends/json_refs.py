@@ -23,8 +23,8 @@ from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_drafts import (LEGACY, MODERN, SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, draft_named,
-                          identifier_keyword, read_keywords)
+from .json_drafts import (LEGACY, MODERN, SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, check_depth,
+                          draft_named, identifier_keyword, read_keywords)
 
 _ONE, _LIST, _MAP = SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS
 
@@ -76,11 +76,13 @@ class RefIndex:
         return schema[self._id]
 
     def _walk(self, root: Any, root_base: str) -> None:
-        work = [(root, root_base, "")]
+        work = [(root, root_base, "", 0)]
         while work:
-            schema, base, pointer = work.pop()
+            schema, base, pointer, depth = work.pop()
             if not isinstance(schema, dict) or id(schema) in self._base:
                 continue
+            check_depth(depth, pointer)
+            depth += 1
             if self.draft is not None and schema is not root and "$schema" in schema \
                     and draft_named(schema["$schema"]) != self.draft:
                 raise UnsupportedSchemaError("$schema", pointer, f"a resource read under draft {self.draft} "
@@ -104,15 +106,15 @@ class RefIndex:
             self._pointers[id(schema)] = pointer
             for keyword in _ONE:
                 if isinstance(schema.get(keyword), dict):
-                    work.append((schema[keyword], base, pointer_join(pointer, keyword)))
+                    work.append((schema[keyword], base, pointer_join(pointer, keyword), depth))
             for keyword in _LIST:
                 if isinstance(schema.get(keyword), list):
                     where = pointer_join(pointer, keyword)
-                    work.extend((sub, base, pointer_join(where, i)) for i, sub in enumerate(schema[keyword]))
+                    work.extend((sub, base, pointer_join(where, i), depth) for i, sub in enumerate(schema[keyword]))
             for keyword in self._maps:
                 if isinstance(schema.get(keyword), dict):
                     where = pointer_join(pointer, keyword)
-                    work.extend((sub, base, pointer_join(where, k)) for k, sub in schema[keyword].items())
+                    work.extend((sub, base, pointer_join(where, k), depth) for k, sub in schema[keyword].items())
 
     def view(self, schema: Any) -> Any:
         """``schema`` as the compiler reads it under this draft: itself with no draft named, else

@@ -473,6 +473,8 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
             return json.loads(schema)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise SchemaError(f"schema is not valid JSON: {exc}") from exc
+        except RecursionError as exc:  # json.loads recurses once per level of nesting
+            raise SchemaError("the schema text is nested too deeply to be read") from exc
     return schema
 
 
@@ -520,10 +522,10 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
     if property_order not in ("schema", "any"):
         raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
     document = parse_schema(schema)
-    compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
-                                  extra_keys=extra_keys, property_order=property_order,
-                                  draft=choose_draft(document, draft))
     try:
+        compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
+                                      extra_keys=extra_keys, property_order=property_order,
+                                      draft=choose_draft(document, draft))
         grammar = compiler.compile_root()
         compiled = CompiledGrammar(grammar, "JSON Schema")
     except RecursionError as exc:

@@ -26,8 +26,14 @@ from .transform import DEFAULT_MAX_SIZE
 
 
 def _as_bytes(text: Union[str, bytes, bytearray]) -> bytes:
-    # surrogatepass: a lone surrogate becomes bytes the recognizer rejects, not an exception
-    return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    """A text's bytes: a ``str`` as UTF-8, ``bytes``/``bytearray`` as they are. Anything else is a
+    ``TypeError`` (``bytes(5)`` would be five NUL bytes, and a list of ints would be bytes too)."""
+    if isinstance(text, str):
+        # surrogatepass: a lone surrogate becomes bytes the recognizer rejects, not an exception
+        return text.encode("utf-8", "surrogatepass")
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text)
+    raise TypeError(f"a text is a str or bytes, not {type(text).__name__}")
 
 
 class CompiledGrammar:

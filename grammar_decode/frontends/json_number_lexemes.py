@@ -12,8 +12,8 @@ from ..errors import SchemaError, UnsupportedSchemaError
 from ..ir.grammar import Grammar, Symbol
 from .json_complement import NOT_INTEGRAL
 from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes
-from .json_numbers import (bounds, dyadic, float_bounds, fractional_multiple_of, has_bounds, integer_range,
-                           multiple_of, non_integral, number_range)
+from .json_numbers import (FRACTION_DIGITS_MAX, bounds, dyadic, exact_bounds, float_bounds, fractional_multiple_of,
+                           has_bounds, integer_range, multiple_of, non_integral, number_range)
 
 
 class NumberLexemes:
@@ -44,7 +44,10 @@ class NumberLexemes:
         exprs = self.grammar.exprs
         expr = integer_range(exprs, low, high, self._digits)
         if expr is None:
-            self.empty_reasons.append((pointer, f"no integer lies between the bounds ({low} > {high})"))
+            if low is None or high is None or low <= high:  # integers exist, past the digit cap
+                raise self._unwritable(pointer, "minimum" if high is None or (low is not None and low > 0) else
+                                       "maximum", f"the integers from {_show(low)} to {_show(high)}")
+            self.empty_reasons.append((pointer, f"no integer lies between the bounds ({_show(low)} > {_show(high)})"))
             return None
         name = f"integer [{low}, {high}]"
         if divisor is not None:
@@ -52,6 +55,15 @@ class NumberLexemes:
             name += f" multipleOf {divisor}"
         found = self._cache[key] = self.grammar.lexeme(expr, name)
         return found
+
+    def _unwritable(self, pointer: str, keyword: str, what: str) -> UnsupportedSchemaError:
+        """The refusal of bounds that admit numbers the number grammar cannot write: under
+        bounds, numbers are written without an exponent, with at most ``INTEGER_DIGITS_MAX``
+        integer digits and ``FRACTION_DIGITS_MAX`` fraction digits (so every one reads back as
+        the double it spells)."""
+        digits = "" if self._digits is None else f"at most {self._digits} integer digits, "
+        return UnsupportedSchemaError(keyword, pointer, f"{what} are not written here (under bounds: {digits}at "
+                                                          f"most {FRACTION_DIGITS_MAX} fraction digits, no exponent)")
 
     def _multiples(self, divisor: Fraction, pointer: str, fraction: bool) -> int:
         """Spellings of the multiples of ``divisor`` (``json_numbers.multiple_of`` for integer
@@ -108,9 +120,14 @@ class NumberLexemes:
         expr = narrowed() if narrowed is not None else None
         if has_bounds(schema):
             within = number_range(exprs, schema, pointer, self._digits)
-            if within is None:
-                low, high = float_bounds(schema, pointer)
-                self.empty_reasons.append((pointer, f"no number lies between the bounds ({low} > {high})"))
+            if within is None or exprs.is_empty(within):
+                low, high, strict = exact_bounds(schema, pointer)
+                if low is None or high is None or low < high or (low == high and not strict):
+                    # numbers exist there, but not as the fixed-point decimals written under bounds
+                    raise self._unwritable(pointer, "maximum" if low is None else "minimum",
+                                           f"the numbers from {_show(low)} to {_show(high)}")
+                self.empty_reasons.append((pointer, f"no number lies between the bounds ({_show(low)} > "
+                                                    f"{_show(high)})"))
                 return None
             expr = within if expr is None else exprs.both(expr, within)
         found = self._cache[key] = self.grammar.lexeme(expr, name)
@@ -132,3 +149,14 @@ class NumberLexemes:
         key = ("non-integral", bounds(schema, pointer), float_bounds(schema, pointer))
         return self._within_bounds(key, schema, pointer, lambda: non_integral(self.grammar.exprs),
                                    "number with a fraction")
+
+
+def _show(value: "Fraction | int | None") -> str:
+    """A bound for a message: exact where short, else its double's shortest decimal; "unbounded"
+    for None."""
+    if value is None:
+        return "unbounded"
+    value = Fraction(value)
+    if value.denominator == 1 and abs(value) < 10 ** 24:
+        return str(value.numerator)
+    return repr(float(value))

@@ -164,6 +164,22 @@ def non_integral(exprs: ExprSet) -> int:
     return exprs.concat(exprs.optional(exprs.literal(b"-")), exprs.both(body, short))
 
 
+def exact_bounds(schema: dict[str, Any], pointer: str) -> tuple[Fraction | None, Fraction | None, bool]:
+    """The tightest lower and upper bound the keywords state, exactly (None: unbounded), and
+    whether they hold strictly where they meet (the reals between them are what they admit)."""
+    lows: list[tuple[Fraction, bool]] = []
+    highs: list[tuple[Fraction, bool]] = []
+    for keyword, into, strict in (("minimum", lows, False), ("exclusiveMinimum", lows, True),
+                                  ("maximum", highs, False), ("exclusiveMaximum", highs, True)):
+        value = None if isinstance(schema.get(keyword), bool) else _number(schema, keyword, pointer)
+        if value is not None:
+            into.append((value, strict))
+    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
+    high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
+    strict = (low is not None and low[1]) or (high is not None and high[1])
+    return (None if low is None else low[0]), (None if high is None else high[0]), strict
+
+
 def float_bounds(schema: dict[str, Any], pointer: str) -> tuple[Fraction | None, Fraction | None]:
     """Inclusive bounds ``[low, high]``, each a double (as an exact rational), such that every
     decimal text whose exact value lies within them parses (rounding to nearest) to a double

@@ -62,6 +62,7 @@ class Completions:
         self._links: ByteBoundedLRU[tuple[int, State] | None] = ByteBoundedLRU(max_cache_bytes)
         self._cont_cost: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
         self._parse_cost: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
+        self._after: "weakref.WeakKeyDictionary[ParseState, dict[int, int]]" = weakref.WeakKeyDictionary()
 
     def _symbol_min(self, symbol: int, rule_min: list[int]) -> int:
         if symbol >= 0:
@@ -108,18 +109,41 @@ class Completions:
 
     def lexer_cost(self, lex: int, parse: ParseState) -> int:
         """Fewest bytes completing the text when the current lexeme (begun, not fresh) is in
-        lexer state ``lex`` after ``parse``."""
+        lexer state ``lex`` after ``parse``. O(live lexemes + threads): what follows each lexeme
+        is read off the threads expecting it (``_after_lexeme``), not by scanning it."""
         recognizer = self.recognizer
         exprs = recognizer.exprs
+        after = self._after_lexeme(parse)
+        ignored = recognizer.parser.ignored
         best = INFINITE
         for lexeme, expr in recognizer.lexer.pairs[lex]:
-            length = exprs.min_length(expr)
-            if length is None:
+            following = after.get(lexeme, INFINITE)
+            if lexeme in ignored:  # an ignored lexeme leaves the parse where it was
+                following = min(following, self.parse_cost(parse))
+            if following >= INFINITE:
                 continue
-            after = parse.scan(frozenset((lexeme,)))
-            if after is not None:
-                best = min(best, length + self.parse_cost(after))
+            length = exprs.min_length(expr)
+            if length is not None:
+                best = min(best, length + following)
         return best
+
+    def _after_lexeme(self, parse: ParseState) -> dict[int, int]:
+        """For each lexeme a thread of ``parse`` expects: the fewest bytes completing the text
+        after it, ``parse_cost(parse.scan({lexeme}))`` without the scan: the rest of the thread's
+        alternative (``rest[p + 1]``, rules at their shortest) and its cheapest return point.
+        Memoised per parse state."""
+        found = self._after.get(parse)
+        if found is not None:
+            return found
+        symbols = self.recognizer.parser.symbols
+        out: dict[int, int] = {}
+        for position, conts in parse.threads:
+            cost = min(INFINITE, self.rest[position + 1] + min(self.cont_cost(c) for c in conts))
+            lexeme = symbols[position]
+            if cost < out.get(lexeme, INFINITE):
+                out[lexeme] = cost
+        self._after[parse] = out
+        return out
 
     def min_bytes(self, state: State) -> int:
         """A lower bound on the bytes completing ``state`` (exact where munch does not interfere);

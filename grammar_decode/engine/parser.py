@@ -12,6 +12,11 @@ stacks lead to the same ``ParseState`` object. Ambiguity costs threads, never co
 A return point is pushed only when something follows the rule being entered (tail calls), so a
 right-recursive list keeps a flat stack however long it grows.
 
+A grammar with a depth limit (``Grammar.max_depth``, with the nesting of its lexemes) keeps the
+nesting depth in each state and, of its threads, only those with a completion that stays within
+the limit (``_DepthLimit``): no text deeper than the limit is ever a viable prefix, and no viable
+prefix leads where every completion would have to go deeper.
+
 ``ParseState.scan(lexemes)`` (the state after one lexeme, any of ``lexemes``) is memoised on the
 state, so a matcher that revisits a state pays a dict lookup. States and return points are interned
 in weak tables and memoised weakly: they live as long as a matcher or a bounded cache holds them,
@@ -24,6 +29,7 @@ import threading
 import weakref
 from typing import Iterable
 
+from ..errors import GrammarError
 from ..ir.grammar import Grammar
 from .transform import DEFAULT_MAX_SIZE, rewrite
 
@@ -52,12 +58,14 @@ _UNSEEN = object()
 class ParseState:
     """Every parse of the lexemes read so far. Immutable and interned: compare by identity."""
 
-    __slots__ = ("parser", "threads", "accepting", "expected", "_scans", "__weakref__")
+    __slots__ = ("parser", "threads", "accepting", "depth", "expected", "_scans", "__weakref__")
 
-    def __init__(self, parser: "Parser", threads: tuple[tuple[int, frozenset[Cont]], ...], accepting: bool) -> None:
+    def __init__(self, parser: "Parser", threads: tuple[tuple[int, frozenset[Cont]], ...], accepting: bool,
+                 depth: int = 0) -> None:
         self.parser = parser
         self.threads = threads
         self.accepting = accepting
+        self.depth = depth  # nesting depth of the text read (0 without a depth limit)
         symbols = parser.symbols
         self.expected = frozenset(symbols[position] for position, _ in threads) | parser.ignored
         # successors held weakly: a strong memo would keep every state ever reached alive from
@@ -105,10 +113,14 @@ class Parser:
         self._conts: "weakref.WeakValueDictionary[tuple, Cont]" = weakref.WeakValueDictionary()
         self._states: "weakref.WeakValueDictionary[tuple, ParseState]" = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        self.limit = None if grammar.max_depth is None else _DepthLimit(self, grammar)
         threads: dict[int, set[Cont]] = {}
         for position in firsts[rewritten.start]:
             self._expand(position, frozenset((ROOT,)), threads)
-        self.initial = self._state(threads, rewritten.start_nullable)
+        initial = self._state(threads, rewritten.start_nullable)
+        if initial is None:
+            raise GrammarError(f"the grammar admits no text within {grammar.max_depth} levels of nesting")
+        self.initial = initial
 
     # -- interning -----------------------------------------------------------------------------
 
@@ -134,15 +146,17 @@ class Parser:
                 out.append(self._cont(position, parents))
         return frozenset(out)
 
-    def _state(self, threads: dict[int, set[Cont]], accepting: bool) -> ParseState | None:
+    def _state(self, threads: dict[int, set[Cont]], accepting: bool, depth: int = 0) -> ParseState | None:
+        if self.limit is not None:
+            threads = self.limit.within(threads, depth)
         if not threads and not accepting:
             return None
         canonical = tuple(sorted((position, self._merge(conts)) for position, conts in threads.items()))
-        key = (canonical, accepting)
+        key = (canonical, accepting, depth)
         with self._lock:
             found = self._states.get(key)
             if found is None:
-                found = self._states[key] = ParseState(self, canonical, accepting)
+                found = self._states[key] = ParseState(self, canonical, accepting, depth)
             return found
 
     # -- moves ---------------------------------------------------------------------------------
@@ -175,15 +189,18 @@ class Parser:
         symbols = self.symbols
         threads: dict[int, set[Cont]] = {}
         accepting = False
+        depth = state.depth
         for position, conts in state.threads:
             if symbols[position] in lexemes:
                 accepting |= self._expand(position + 1, conts, threads)
+                if self.limit is not None:
+                    depth = state.depth + self.limit.net[symbols[position]]  # one text: one net
         if lexemes & self.ignored:
             # an ignored lexeme leaves the parse where it was
             for position, conts in state.threads:
                 threads.setdefault(position, set()).update(conts)
             accepting |= state.accepting
-        return self._state(threads, accepting)
+        return self._state(threads, accepting, depth)
 
     def accepts(self, lexeme_sequence: Iterable[int]) -> bool:
         """Whether this sequence of lexemes is a sentence (for tests)."""
@@ -193,3 +210,121 @@ class Parser:
                 return False
             state = state.scan(frozenset((lexeme,)))
         return state is not None and state.accepting
+
+
+class _DepthLimit:
+    """The nesting analysis behind ``Grammar.max_depth``. Every symbol changes the depth by a
+    fixed ``net`` (a lexeme's declared one; a rule's, the same for each of its derivations, as in
+    JSON, checked here) and reaches at least ``peak`` levels above its start in its shallowest
+    derivation (a least fixed point over the rules). ``peak_rest[p]``/``net_rest[p]`` say the same
+    of the rest of an alternative from position ``p``; a thread at depth ``d`` has a completion
+    within the limit exactly when ``d`` plus the peak of its rest and of its cheapest return
+    path is at most the limit. O(grammar) once, O(threads) per state."""
+
+    def __init__(self, parser: Parser, grammar: Grammar) -> None:
+        self.max_depth = grammar.max_depth
+        self.parser = parser
+        symbols, firsts = parser.symbols, parser.firsts
+        self.net: dict[int, int] = {}
+        peak: dict[int, int] = {}
+        for lexeme in range(parser.lexeme_count):
+            self.net[lexeme], peak[lexeme] = grammar.nesting.get(lexeme, (0, 0))
+        # each rule's net: from any alternative whose symbols are known, then checked on all
+        rule_net: dict[int, int] = {}
+        changed = True
+        while changed:
+            changed = False
+            for rule, starts in enumerate(firsts):
+                if rule in rule_net:
+                    continue
+                for first in starts:
+                    total = self._alternative_net(first, rule_net)
+                    if total is not None:
+                        rule_net[rule] = total
+                        changed = True
+                        break
+        for rule, starts in enumerate(firsts):
+            for first in starts:
+                if self._alternative_net(first, rule_net) != rule_net.get(rule):
+                    raise GrammarError(f"rule {parser.rule_names[rule]!r} changes the nesting depth by different "
+                                       "amounts: a depth limit needs a fixed one")
+        for rule, total in rule_net.items():
+            self.net[~rule] = total
+        # each rule's shallowest peak (least fixed point, from above)
+        inf = 1 << 40
+        rule_peak = [inf] * len(firsts)
+        changed = True
+        while changed:
+            changed = False
+            for rule, starts in enumerate(firsts):
+                best = min((self._rest_peak(first, peak, rule_peak, inf) for first in starts), default=inf)
+                if best < rule_peak[rule]:
+                    rule_peak[rule] = best
+                    changed = True
+        for rule, value in enumerate(rule_peak):
+            peak[~rule] = value
+        self.peak_rest = [0] * len(symbols)
+        self.net_rest = [0] * len(symbols)
+        for position in range(len(symbols) - 1, -1, -1):
+            symbol = symbols[position]
+            if symbol == END:
+                continue
+            self.net_rest[position] = self.net[symbol] + self.net_rest[position + 1]
+            self.peak_rest[position] = max(peak[symbol], self.net[symbol] + self.peak_rest[position + 1])
+        self._cont_need: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
+
+    def _alternative_net(self, first: int, rule_net: dict[int, int]) -> int | None:
+        symbols, total, position = self.parser.symbols, 0, first
+        while symbols[position] != END:
+            symbol = symbols[position]
+            part = self.net.get(symbol) if symbol >= 0 else rule_net.get(~symbol)
+            if part is None:
+                return None
+            total += part
+            position += 1
+        return total
+
+    def _rest_peak(self, first: int, peak: dict[int, int], rule_peak: list[int], inf: int) -> int:
+        symbols = self.parser.symbols
+        position = first
+        while symbols[position] != END:
+            position += 1
+        out = 0
+        for position in range(position - 1, first - 1, -1):  # right to left: max(peak, net + rest)
+            symbol = symbols[position]
+            own = peak[symbol] if symbol >= 0 else rule_peak[~symbol]
+            if own >= inf:
+                return inf
+            out = max(own, self.net[symbol] + out)
+        return out
+
+    def cont_need(self, cont: Cont) -> int:
+        """Fewest levels above the current depth a completion from return point ``cont`` must
+        reach (0 at the end of the text). Memoised per return point."""
+        if cont is ROOT:
+            return 0
+        found = self._cont_need.get(cont)
+        if found is not None:
+            return found
+        stack = [cont]  # iterative post-order: stacks can be deep
+        while stack:
+            top = stack[-1]
+            pending = [p for p in top.parents if p is not ROOT and p not in self._cont_need]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            below = min(0 if p is ROOT else self._cont_need[p] for p in top.parents)
+            self._cont_need[top] = max(self.peak_rest[top.position], self.net_rest[top.position] + below)
+        return self._cont_need[cont]
+
+    def within(self, threads: dict[int, set[Cont]], depth: int) -> dict[int, set[Cont]]:
+        """The threads (and return points) that some completion within the limit follows."""
+        out: dict[int, set[Cont]] = {}
+        limit = self.max_depth - depth  # type: ignore[operator]
+        for position, conts in threads.items():
+            kept = {c for c in conts
+                    if max(self.peak_rest[position], self.net_rest[position] + self.cont_need(c)) <= limit}
+            if kept:
+                out[position] = kept
+        return out

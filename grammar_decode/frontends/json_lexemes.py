@@ -37,6 +37,10 @@ class JsonLexemes:
         self.close_brace = self.literal(b"}")
         self.open_bracket = self.literal(b"[")
         self.close_bracket = self.literal(b"]")
+        for opener in (self.open_brace, self.open_bracket):
+            grammar.nest(opener, 1, 1)
+        for closer in (self.close_brace, self.close_bracket):
+            grammar.nest(closer, -1, 0)
         self.comma = self.literal(b",")
         self.colon = self.literal(b":")
         self.ws: Symbol | None = None
@@ -63,8 +67,10 @@ class JsonLexemes:
     def literal_choice(self, spellings: list[bytes]) -> Symbol:
         """One lexeme matching any of ``spellings`` (the spellings of one JSON value)."""
         exprs = self.grammar.exprs
-        return self.grammar.lexeme(exprs.alt(*(exprs.literal(s) for s in spellings)),
-                                   spellings[0].decode("utf-8", "replace")[:40])
+        lexeme = self.grammar.lexeme(exprs.alt(*(exprs.literal(s) for s in spellings)),
+                                     spellings[0].decode("utf-8", "replace")[:40])
+        self.grammar.nest(lexeme, 0, json_depth(spellings[0]))  # an array or object value nests
+        return lexeme
 
     def key(self, name: str) -> Symbol:
         """An object key: its JSON spellings, raw UTF-8 and ``\\uXXXX``-escaped."""
@@ -95,6 +101,28 @@ class JsonLexemes:
     def seq(self, *symbols: Symbol | None) -> tuple[Symbol, ...]:
         """An alternative, with the optional-whitespace slots (None in compact mode) dropped."""
         return tuple(s for s in symbols if s is not None)
+
+
+def json_depth(text: bytes) -> int:
+    """How deep the JSON text ``text`` nests its arrays and objects (0 for a scalar)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
 
 _SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n",

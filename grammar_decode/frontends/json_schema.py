@@ -464,6 +464,8 @@ WHITESPACE_MODES = ("compact", "flexible")
 #: ``json.dumps`` separators and a newline plus a short indent, short enough that a model cannot
 #: spend its token budget on blank space.
 DEFAULT_MAX_WHITESPACE = 4
+#: Deepest nesting of arrays and objects a document may reach (``json.loads`` recurses once per level).
+DEFAULT_MAX_DEPTH = 128
 
 
 def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
@@ -481,7 +483,7 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
 def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
                         max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
                         extra_keys: str = "schema", property_order: str = "schema",
-                        draft: str | None = None) -> CompiledGrammar:
+                        draft: str | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -506,6 +508,11 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
             that draft's validator does (drafts 4-7 ignore the keywords beside ``$ref``; draft 4
             spells ``$id`` as ``id``). None (default): the draft the root ``$schema`` names, else
             a reading every draft agrees with (``json_drafts``).
+        max_depth: deepest nesting of arrays and objects a document may reach (default
+            ``DEFAULT_MAX_DEPTH``, 128), so that every document admitted is one ``json.loads``
+            reads (it recurses once per level, up to Python's recursion limit). Enforced exactly:
+            no deeper document is accepted, and no prefix is admitted whose every completion
+            would go deeper. A schema whose documents all nest deeper admits none.
 
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
@@ -521,16 +528,21 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         raise ValueError(f"extra_keys must be 'schema' or 'forbid', got {extra_keys!r}")
     if property_order not in ("schema", "any"):
         raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise ValueError(f"max_depth must be a positive integer, got {max_depth!r}")
     document = parse_schema(schema)
     try:
         compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
                                       extra_keys=extra_keys, property_order=property_order,
                                       draft=choose_draft(document, draft))
         grammar = compiler.compile_root()
+        grammar.max_depth = max_depth
         compiled = CompiledGrammar(grammar, "JSON Schema")
     except RecursionError as exc:
         raise SchemaError("the schema is nested too deeply") from exc
     except GrammarError as exc:
+        if "levels of nesting" in str(exc):
+            raise SchemaError(f"the schema admits no document nested at most {max_depth} levels deep") from exc
         if "admits no text" in str(exc):
             if compiler.empty_reasons:
                 where, why = compiler.empty_reasons[0]

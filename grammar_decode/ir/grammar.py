@@ -42,6 +42,12 @@ class Grammar:
         self.alternatives: list[list[Alternative]] = []
         self.ignored: list[int] = []
         self.start: Symbol | None = None
+        #: (net, peak) of the lexemes that open or close a nesting level, by lexeme: a text
+        #: matching it changes the nesting depth by ``net`` and reaches ``peak`` levels above
+        #: where it starts (``[``: (1, 1); ``]``: (-1, 0); ``[[1]]``: (0, 2)); others are (0, 0)
+        self.nesting: dict[int, tuple[int, int]] = {}
+        #: Deepest nesting a text may reach (None: no limit); the parser enforces it exactly
+        self.max_depth: int | None = None
 
     # -- building ------------------------------------------------------------------------------
 
@@ -85,6 +91,12 @@ class Grammar:
         for alternative in alternatives:
             self.alternatives[~rule].append(tuple(alternative))
         return rule
+
+    def nest(self, lexeme: Symbol, net: int, peak: int) -> None:
+        """Declare the nesting ``lexeme`` opens or closes (see ``nesting``). Every text a rule
+        derives must change the depth by one fixed amount, as in JSON."""
+        if (net, peak) != (0, 0):
+            self.nesting[lexeme] = (net, peak)
 
     def ignore(self, expr: int, name: str = "") -> None:
         """Text matching ``expr`` may stand between any two lexemes (``%ignore`` in Lark)."""

@@ -27,6 +27,7 @@ from ..ir.regex import (
     BYTES_KIND,
     CONCAT_KIND,
     EPSILON_KIND,
+    LITERAL_KIND,
     NOTHING_KIND,
     OR_KIND,
     REPEAT_KIND,
@@ -46,6 +47,9 @@ def pattern_of(exprs: ExprSet, item: int) -> bytes:
     if kind == BYTES_KIND:
         values = [b for b in range(256) if (args >> b) & 1]  # type: ignore[operator]
         return b"[" + b"".join(b"\\x%02x" % v for v in values) + b"]"
+    if kind == LITERAL_KIND:
+        data, start = args  # type: ignore[misc]
+        return b"".join(b"\\x%02x" % v for v in data[start:])
     if kind == CONCAT_KIND:
         return b"".join(b"(?:" + pattern_of(exprs, m) + b")" for m in args)  # type: ignore[union-attr]
     if kind == OR_KIND:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..ir.regex import AND_KIND, BYTES_KIND, CONCAT_KIND, EPSILON_KIND, NOT_KIND, NOTHING_KIND, OR_KIND, ExprSet
+from ..ir.regex import (AND_KIND, BYTES_KIND, CONCAT_KIND, EPSILON_KIND, LITERAL_KIND, NOT_KIND, NOTHING_KIND, OR_KIND,
+                        ExprSet)
 
 Term = tuple[Any, ...]
 EMPTY: Term = ("0",)  # matches nothing
@@ -84,6 +85,12 @@ def term_of(exprs: ExprSet, item: int) -> Term:
         return EPS
     if kind == BYTES_KIND:
         return ("b", args)
+    if kind == LITERAL_KIND:
+        data, start = args  # type: ignore[misc]
+        out = EPS
+        for byte in reversed(data[start:]):
+            out = _cat(("b", 1 << byte), out)
+        return out
     if kind == CONCAT_KIND:
         out = EPS
         for member in reversed(args):  # type: ignore[arg-type]

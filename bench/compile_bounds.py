@@ -64,6 +64,21 @@ CASES: dict[str, Any] = {
         {"required": [f"k{i}"], "properties": {f"k{i}": {"type": "integer"}}} for i in range(3)]},
     "oneOf of 8 overlapping integer ranges (past the limit)": {"oneOf": [{"type": "integer", "minimum": i}
                                                                          for i in range(8)]},
+    # hostile sizes: each costs its bound's digits, its values or its length, or is refused at once
+    "minLength 1000 and a pattern": {"type": "string", "minLength": 1000, "pattern": "a"},
+    "minLength 10^9 and a pattern": {"type": "string", "minLength": 10 ** 9, "pattern": "a"},
+    "multipleOf 4096": {"type": "integer", "multipleOf": 4096},
+    "multipleOf 2^80 (past the limit)": {"type": "integer", "multipleOf": 2 ** 80},
+    "4,000 optional properties": {"type": "object", "properties": {f"k{i}": {"type": "integer"} for i in range(4000)}},
+    "10,000 optional properties (past the limit)": {"type": "object", "properties": {
+        f"k{i}": {"type": "integer"} for i in range(10000)}},
+    "maxContains 10^12": {"type": "array", "contains": {"const": 1}, "maxContains": 10 ** 12},
+    "minContains 10^6": {"type": "array", "contains": {"const": 1}, "minContains": 10 ** 6},
+    "enum of 10,000 strings": {"enum": [f"value_{i}" for i in range(10000)]},
+    "const of 20,000 characters": {"const": "a" * 20000},
+    "required key of 5,000 emoji": {"type": "object", "properties": {"\U0001F600" * 5000: {}},
+                                    "required": ["\U0001F600" * 5000]},
+    "schema text nested 100,000 deep (refused)": "[" * 100000 + "]" * 100000,
 }
 
 

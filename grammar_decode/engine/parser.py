@@ -229,38 +229,48 @@ class _DepthLimit:
         peak: dict[int, int] = {}
         for lexeme in range(parser.lexeme_count):
             self.net[lexeme], peak[lexeme] = grammar.nesting.get(lexeme, (0, 0))
-        # each rule's net: from any alternative whose symbols are known, then checked on all
+        # which alternatives (by first position) use each rule, for the worklists below
+        alternatives = [(rule, first) for rule, starts in enumerate(firsts) for first in starts]
+        users: dict[int, list[int]] = {}
+        unknown: dict[int, int] = {}  # alternative -> rule symbols in it whose net is not known yet
+        for index, (_rule, first) in enumerate(alternatives):
+            position = first
+            count = 0
+            while symbols[position] != END:
+                if symbols[position] < 0:
+                    users.setdefault(~symbols[position], []).append(index)
+                    count += 1
+                position += 1
+            unknown[index] = count
+        # each rule's net, from its first alternative whose rules are all known (a worklist: linear)
         rule_net: dict[int, int] = {}
-        changed = True
-        while changed:
-            changed = False
-            for rule, starts in enumerate(firsts):
-                if rule in rule_net:
-                    continue
-                for first in starts:
-                    total = self._alternative_net(first, rule_net)
-                    if total is not None:
-                        rule_net[rule] = total
-                        changed = True
-                        break
-        for rule, starts in enumerate(firsts):
-            for first in starts:
-                if self._alternative_net(first, rule_net) != rule_net.get(rule):
-                    raise GrammarError(f"rule {parser.rule_names[rule]!r} changes the nesting depth by different "
-                                       "amounts: a depth limit needs a fixed one")
+        ready = [index for index, count in unknown.items() if count == 0]
+        while ready:
+            rule, first = alternatives[ready.pop()]
+            if rule in rule_net:
+                continue
+            rule_net[rule] = self._alternative_net(first, rule_net)  # type: ignore[assignment]
+            for index in users.get(rule, ()):
+                unknown[index] -= 1
+                if unknown[index] == 0:
+                    ready.append(index)
+        for rule, first in alternatives:
+            if self._alternative_net(first, rule_net) != rule_net.get(rule):
+                raise GrammarError(f"rule {parser.rule_names[rule]!r} changes the nesting depth by different "
+                                   "amounts: a depth limit needs a fixed one")
         for rule, total in rule_net.items():
             self.net[~rule] = total
-        # each rule's shallowest peak (least fixed point, from above)
+        # each rule's shallowest peak: a least fixed point from above, re-evaluating only the
+        # alternatives that use a rule whose peak went down
         inf = 1 << 40
         rule_peak = [inf] * len(firsts)
-        changed = True
-        while changed:
-            changed = False
-            for rule, starts in enumerate(firsts):
-                best = min((self._rest_peak(first, peak, rule_peak, inf) for first in starts), default=inf)
-                if best < rule_peak[rule]:
-                    rule_peak[rule] = best
-                    changed = True
+        work = list(range(len(alternatives)))
+        while work:
+            rule, first = alternatives[work.pop()]
+            value = self._rest_peak(first, peak, rule_peak, inf)
+            if value < rule_peak[rule]:
+                rule_peak[rule] = value
+                work.extend(users.get(rule, ()))
         for rule, value in enumerate(rule_peak):
             peak[~rule] = value
         self.peak_rest = [0] * len(symbols)

@@ -86,7 +86,8 @@ def test_ten_thousand_optional_properties_are_refused_before_anything_is_built()
     assert error.keyword == "properties"
 
 
-@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"items":' * 5000 + "{}" + "}" * 5000])
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"items":' * 5000 + "{}" + "}" * 5000],
+                         ids=["brackets", "items"])
 def test_schema_text_nested_past_what_json_reads_is_a_schema_error(text: str) -> None:
     refused(text, error=gd.SchemaError)
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import grammar_decode as gd
 from grammar_decode.errors import UnsupportedRegexError
 from grammar_decode.frontends.regex import translate
 from grammar_decode.ir.regex import ExprSet
+
+from conftest import require
 
 ALL = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 TEXT = "".join(map(chr, ALL))
@@ -113,7 +117,7 @@ NEGATED_PATTERNS = [
 def test_negated_patterns_exclude_what_either_dialect_matches(schema: dict, text: str) -> None:
     import json
 
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = require("jsonschema")
     python_valid = jsonschema.Draft202012Validator(schema).is_valid(text)
     assert python_valid == ("else" in schema)  # the case is what it claims
     assert not gd.compile_json_schema(schema).accepts(json.dumps(text))
@@ -143,8 +147,6 @@ def test_constructs_the_dialects_parse_differently_are_refused_in_schemas(patter
 
 # -- property: schemas mixing classes with negations, judged by jsonschema ---------------------
 
-from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _ATOMS = [r"\w", r"\d", r"\s", ".", r"\W", r"\D", r"\S", r"[^\d]", r"[^\s]", "[a-z]", "é", r"[\w\s]"]
 _SHAPES = ["^{}+$", "{}", "^{}$", "{}$", "^a{}", "{}{}"]
@@ -178,7 +180,7 @@ def _compile_or_none(schema: dict) -> gd.CompiledGrammar | None:
 def test_nothing_jsonschema_rejects_is_accepted(template, pattern: str, instances: list) -> None:
     import json
 
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = require("jsonschema")
     schema = template(pattern)
     grammar = _compile_or_none(schema)
     assume(grammar is not None)
@@ -197,7 +199,7 @@ def test_random_logits_documents_validate(gpt2: gd.Vocabulary, template, pattern
 
     import numpy as np
 
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = require("jsonschema")
     schema = template(pattern)
     grammar = _compile_or_none(schema)
     assume(grammar is not None)

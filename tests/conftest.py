@@ -100,6 +100,24 @@ def walker(grammar: gd.CompiledGrammar) -> Walker:
     return Walker(grammar)
 
 
+def bounded(action, seconds: float = 60.0, megabytes: float = 300.0):
+    """``action()``, asserting it ran under ``seconds`` and peaked under ``megabytes`` of Python
+    allocations (``tracemalloc``). Loose bounds: they catch hangs and blow-ups, not speed."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        return action()
+    finally:
+        elapsed = time.perf_counter() - started
+        _current, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert elapsed < seconds, f"took {elapsed:.1f} s"
+        assert peak < megabytes * 2 ** 20, f"peaked at {peak / 2 ** 20:.0f} MB"
+
+
 def run_in_threads(work, count: int = 8) -> list:
     """Run ``work()`` in ``count`` threads at once; return their results."""
     import threading

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import decimal
 import json
-import time
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -16,7 +14,7 @@ import grammar_decode as gd
 from grammar_decode.masking.masker import Masker
 from grammar_decode.vocab_files import vocab_path
 
-from conftest import ORDER, PERSON, SCHEMAS, run_in_threads, validate
+from conftest import ORDER, PERSON, SCHEMAS, bounded, run_in_threads, validate
 
 
 # -- shared state under threads ---------------------------------------------------------------------
@@ -64,28 +62,15 @@ def test_concurrent_generation_shares_grammar_and_vocabulary(gpt2: gd.Vocabulary
 # -- counters stay symbolic ----------------------------------------------------------------------------
 
 
-def _bounded(action, seconds: float = 60.0, megabytes: float = 300.0):
-    tracemalloc.start()
-    started = time.perf_counter()
-    try:
-        return action()
-    finally:
-        elapsed = time.perf_counter() - started
-        _current, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        assert elapsed < seconds, f"took {elapsed:.1f} s"
-        assert peak < megabytes * 2 ** 20, f"peaked at {peak / 2 ** 20:.0f} MB"
-
-
 @pytest.mark.parametrize("bound", [10 ** 8, 10 ** 30])
 def test_huge_item_bounds_stay_symbolic(gpt2: gd.Vocabulary, bound: int) -> None:
     """A bound of 10^8 or 10^30 items is a few dozen grammar rules (counts by halving), exact at
     its edges; a minimum that large has a shortest document the budget says it cannot follow."""
-    at_most = _bounded(lambda: gd.compile_json_schema({"type": "array", "items": {"type": "integer"},
+    at_most = bounded(lambda: gd.compile_json_schema({"type": "array", "items": {"type": "integer"},
                                                        "maxItems": bound}, whitespace="compact"))
     assert len(at_most.ir.rule_names) < 400
     assert at_most.accepts("[]") and at_most.accepts("[" + ",".join(["7"] * 3000) + "]")
-    at_least = _bounded(lambda: gd.compile_json_schema({"type": "array", "items": {"type": "integer"},
+    at_least = bounded(lambda: gd.compile_json_schema({"type": "array", "items": {"type": "integer"},
                                                         "minItems": bound}, whitespace="compact"))
     assert not at_least.accepts("[" + ",".join(["7"] * 3000) + "]")
     assert at_least.accepts_prefix("[" + ",".join(["7"] * 3000) + ",")
@@ -110,32 +95,32 @@ def test_nested_minimums_stay_symbolic(gpt2: gd.Vocabulary) -> None:
     never written out; the budget says plainly that it cannot follow it."""
     schema = {"type": "array", "minItems": 1000, "items": {"type": "array", "minItems": 1000, "items": {
         "type": "array", "minItems": 1000, "items": {"type": "integer"}}}}
-    grammar = _bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"))
+    grammar = bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"))
     assert grammar.min_completion_bytes() > 10 ** 9
     with pytest.raises(gd.GrammarError, match="shortest text"):
-        _bounded(lambda: grammar.min_completion_tokens(gpt2))
+        bounded(lambda: grammar.min_completion_tokens(gpt2))
     assert grammar.accepts_prefix("[[[" + "1," * 999 + "1]")
 
 
 def test_ten_thousand_required_properties(gpt2: gd.Vocabulary) -> None:
     props = {f"p{i}": {"type": "integer"} for i in range(10_000)}
     schema = {"type": "object", "properties": props, "required": list(props)}
-    grammar = _bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"), seconds=120, megabytes=600)
+    grammar = bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"), seconds=120, megabytes=600)
     document = json.dumps({k: 1 for k in props}, separators=(",", ":"))
     assert grammar.accepts(document) and not grammar.accepts(document.replace('"p9999":1', '"p9999":"x"'))
 
 
 def test_big_regex_counters_compile_lazily() -> None:
-    grammar = _bounded(lambda: gd.compile_regex(r"[a-z]{0,100000}"))
+    grammar = bounded(lambda: gd.compile_regex(r"[a-z]{0,100000}"))
     assert grammar.accepts("a" * 5000) and not grammar.accepts("A")
-    nested = _bounded(lambda: gd.compile_regex(r"(?:ab{1000}){1000}"))
+    nested = bounded(lambda: gd.compile_regex(r"(?:ab{1000}){1000}"))
     assert nested.accepts_prefix("a" + "b" * 1000 + "a") and not nested.accepts_prefix("a" + "b" * 1001)
 
 
 # -- bounded caches -------------------------------------------------------------------------------------
 
 
-def test_tiny_cache_budget_stays_correct_and_bounded(gpt2: gd.Vocabulary) -> None:
+def test_tiny_cache_budget_stays_correct_andbounded(gpt2: gd.Vocabulary) -> None:
     """With a 2 MiB budget, a long generation keeps its caches under it, and every mask equals
     what an unbounded masker computes."""
     schema = {"type": "array", "items": PERSON}
@@ -205,11 +190,11 @@ def test_an_unsatisfiable_optional_property_does_not_fail_the_schema() -> None:
 
 def test_forty_branch_any_of_and_a_recursive_definition(gpt2: gd.Vocabulary) -> None:
     branches = [{"type": "object", "properties": {f"k{i}": {"const": i}}, "required": [f"k{i}"]} for i in range(40)]
-    grammar = _bounded(lambda: gd.compile_json_schema({"anyOf": branches}))
+    grammar = bounded(lambda: gd.compile_json_schema({"anyOf": branches}))
     assert grammar.accepts('{"k39":39}') and not grammar.accepts('{"k39":38}')
     tree = {"$defs": {"node": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {
         "type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["value", "children"]}}, "$ref": "#/$defs/node"}
-    grammar = _bounded(lambda: gd.compile_json_schema(tree, whitespace="compact"))
+    grammar = bounded(lambda: gd.compile_json_schema(tree, whitespace="compact"))
     deep = '{"value":1,"children":[' * 10 + '{"value":1,"children":[]}' + "]}" * 10
     assert grammar.accepts(deep) and grammar.min_completion_tokens(gpt2) >= 1
 

@@ -6,8 +6,6 @@ constructions cost the bound's digits, never the bound). The time and memory bou
 from __future__ import annotations
 
 import json
-import time
-import tracemalloc
 from typing import Any, Callable
 
 import numpy as np
@@ -16,20 +14,12 @@ import pytest
 import grammar_decode as gd
 from grammar_decode.frontends.json_lexemes import json_depth
 
+from conftest import bounded as within
 from conftest import require
 
 
 def bounded(action: Callable[[], Any], seconds: float = 120.0, megabytes: float = 1024.0) -> Any:
-    tracemalloc.start()
-    started = time.perf_counter()
-    try:
-        return action()
-    finally:
-        elapsed = time.perf_counter() - started
-        _current, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        assert elapsed < seconds, f"took {elapsed:.1f} s"
-        assert peak < megabytes * 2 ** 20, f"peaked at {peak / 2 ** 20:.0f} MB"
+    return within(action, seconds, megabytes)
 
 
 def refused(schema: Any, error: type = gd.UnsupportedSchemaError, **options: Any) -> gd.GrammarDecodeError:

@@ -195,10 +195,10 @@ def test_a_counted_intersection_with_too_many_states_is_refused_typed(exprs: Exp
 def test_a_broken_counting_is_caught_by_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     """An off-by-one in the matrix power (one edge fewer than the count) disagrees with the
     derivative search the property above uses as its reference."""
-    from grammar_decode.ir import regex as regex_module
+    from grammar_decode.ir import counting
 
-    exact = regex_module._min_plus_power
-    monkeypatch.setattr(regex_module, "_min_plus_power", lambda m, e: exact(m, max(e - 1, 0)))
+    exact = counting._min_plus_power
+    monkeypatch.setattr(counting, "_min_plus_power", lambda m, e: exact(m, max(e - 1, 0)))
     exprs = ExprSet()
     letter = exprs.byteset(byte_range(ord("a"), ord("z")))
     item = exprs.both(exprs.concat(exprs.star(letter), exprs.literal(b"x")), exprs.repeat(letter, 3, None))

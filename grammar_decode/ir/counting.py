@@ -1,0 +1,190 @@
+"""Shortest strings of intersections with a counter, by counting instead of deriving.
+
+``pattern & char{lo,hi}`` (a ``pattern`` beside ``minLength``) has one derivative per count
+written, so a search over derivatives costs the bound. Counted instead: the states of the rest
+at the boundaries of the counted unit form a small graph whose edge weights are the fewest bytes
+of one unit; paths of exactly ``lo`` edges, then up to ``hi - lo`` more, are min-plus matrix
+powers by repeated squaring, O(n³ log bound) for n states. A mixin of ``ExprSet``: it reads the
+store's nodes, derivatives and analyses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import RegexTooComplex
+from .kinds import CONCAT_KIND, EPSILON, NOTHING, REPEAT_KIND
+
+#: Most states of an intersection with a counter that ``_counted_min`` solves by counting
+#: (min-plus products cost n³; past this, the derivative search answers, within its fuel).
+MAX_COUNTED_STATES = 128
+
+
+
+class CountedIntersections:
+    """``_counted_min`` and its helpers, for ``ExprSet``."""
+
+    kind: list[int]
+    args: list[Any]
+    nullable: list[bool]
+    _unit_steps: dict[tuple[int, int], dict[int, int]]
+
+    def _counter_of(self, member: int) -> tuple[int, int, int, int | None] | None:
+        """``(prefix, body, lo, hi)`` when ``member`` is ``prefix · body{lo,hi}`` with no ``&``/``¬``
+        in prefix or body (a count the derivatives have begun: ``prefix`` is what is left of the
+        item being read), else None."""
+        kind = self.kind[member]
+        if kind == REPEAT_KIND:
+            prefix, counter = EPSILON, member
+        elif kind == CONCAT_KIND and self.kind[self.args[member][-1]] == REPEAT_KIND:  # type: ignore[index]
+            prefix, counter = self.concat(*self.args[member][:-1]), self.args[member][-1]  # type: ignore[index]
+            if self.has_boolean(prefix):
+                return None
+        else:
+            return None
+        body, lo, hi = self.args[counter]  # type: ignore[misc]
+        if self.has_boolean(body) or self.nullable[body]:
+            return None
+        return prefix, body, lo, hi
+
+    def _prefix_free(self, item: int, fuel: int) -> bool:
+        """Whether no string of ``item`` is a proper prefix of another (then a concatenation of
+        its strings splits one way only). A walk over its derivatives."""
+        seen, work = {item}, [item]
+        while work:
+            node = work.pop()
+            if self.nullable[node] and node != item and self.first_bytes(node):
+                return False
+            if node != item and self.nullable[node]:
+                continue
+            for block in self.byte_classes(node):
+                nxt = self.derivative(node, (block & -block).bit_length() - 1)
+                if nxt != NOTHING and nxt not in seen:
+                    seen.add(nxt)
+                    if len(seen) > fuel:
+                        raise RegexTooComplex(f"more than {fuel} derivative states explored")
+                    work.append(nxt)
+        return not (self.nullable[item] and self.first_bytes(item))
+
+    def _steps(self, state: int, unit: int, fuel: int) -> dict[int, int]:
+        """For each derivative ``d`` of ``state`` by a string ``w`` of ``unit``: the fewest bytes
+        of such a ``w`` (a breadth-first walk of the pairs of derivatives). Memoised."""
+        found = self._unit_steps.get((state, unit))
+        if found is not None:
+            return found
+        out: dict[int, int] = {}
+        seen = {(state, unit)}
+        frontier = [(state, unit)]
+        depth = 0
+        while frontier:
+            following = []
+            for x, y in frontier:
+                if self.nullable[y] and x not in out:
+                    out[x] = depth
+                for block in self.partition_of_sets(self.split_sets(x) | self.split_sets(y)):
+                    byte = (block & -block).bit_length() - 1
+                    nx, ny = self.derivative(x, byte), self.derivative(y, byte)
+                    if nx == NOTHING or ny == NOTHING or (nx, ny) in seen:
+                        continue
+                    seen.add((nx, ny))
+                    if len(seen) > fuel:
+                        raise RegexTooComplex(f"more than {fuel} derivative states explored")
+                    following.append((nx, ny))
+            frontier = following
+            depth += 1
+        self._unit_steps[(state, unit)] = out
+        return out
+
+    def _counted_min(self, item: int, fuel: int) -> int | None:
+        """Shortest length of ``R & P·B{lo,hi}`` (an intersection with a counter), or
+        ``NotImplemented`` where ``item`` has no counter. Counting, not deriving: the states of
+        ``R`` at the boundaries of ``B``'s strings form a small graph whose edge weights are the
+        fewest bytes of one ``B`` string; paths of exactly ``lo`` edges, then up to ``hi - lo`` more
+        (or any number), are min-plus matrix powers by repeated squaring. Cost O(n³ log lo) for n
+        such states, whatever the bounds (``[a-z]{100000} & .*x.*`` costs what ``{10}`` does).
+        Counters over the same (prefix-free) unit are one count with the tighter bounds. Past
+        ``MAX_COUNTED_STATES`` states, ``NotImplemented``: the caller searches instead."""
+        members = list(self.args[item])  # type: ignore[arg-type]
+        counters = {m: c for m in members if (c := self._counter_of(m)) is not None}
+        if not counters:
+            return NotImplemented
+        # the count with the largest bound; others over the same prefix and unit join it
+        chosen = max(counters, key=lambda m: counters[m][2] + (counters[m][3] or counters[m][2]))
+        prefix, body, lo, hi = counters[chosen]
+        joined = [chosen]
+        others = [m for m in counters if m != chosen and counters[m][:2] == (prefix, body)]
+        if others and self._prefix_free(body, fuel) and self._prefix_free(prefix, fuel):
+            for m in others:
+                lo = max(lo, counters[m][2])
+                other_hi = counters[m][3]
+                hi = other_hi if hi is None else (hi if other_hi is None else min(hi, other_hi))
+                joined.append(m)
+            if hi is not None and hi < lo:
+                return None
+        rest = self.both(*(m for m in members if m not in joined))
+        start = {rest: 0} if prefix == EPSILON else self._steps(rest, prefix, fuel)
+        index: dict[int, int] = {}
+        edges: dict[int, dict[int, int]] = {}
+        work = list(start)
+        for node in work:
+            index.setdefault(node, len(index))
+        while work:
+            node = work.pop()
+            if node in edges:
+                continue
+            edges[node] = self._steps(node, body, fuel)
+            for nxt in edges[node]:
+                if nxt not in index:
+                    index[nxt] = len(index)
+                    if len(index) > MAX_COUNTED_STATES:
+                        return NotImplemented  # too many for matrices: the derivative search decides
+                    work.append(nxt)
+        n = len(index)
+        weights = np.full((n, n), _INF, dtype=np.int64)
+        for node, targets in edges.items():
+            for nxt, cost in targets.items():
+                weights[index[node], index[nxt]] = min(weights[index[node], index[nxt]], cost)
+        vector = np.full((1, n), _INF, dtype=np.int64)
+        for node, cost in start.items():
+            vector[0, index[node]] = cost
+        vector = _min_plus(vector, _min_plus_power(weights, lo))
+        if hi is None or hi > lo:
+            up_to = weights.copy()
+            np.fill_diagonal(up_to, np.minimum(np.diagonal(up_to), 0))  # "at most m more" = (I ⊕ W)^m
+            vector = _min_plus(vector, _min_plus_power(up_to, n if hi is None else hi - lo))
+        accepting = [index[node] for node in index if self.nullable[node]]
+        best = int(vector[0, accepting].min()) if accepting else _INF
+        return None if best >= _INF else best
+
+
+#: Infinity for min-plus products (sums of two stay inside int64).
+_INF = 1 << 60
+
+
+def _min_plus(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The min-plus product: ``out[i, j] = min_k left[i, k] + right[k, j]`` (saturating at _INF).
+    Small matrices in plain Python (numpy's per-call cost dominates there)."""
+    rows, inner = left.shape
+    cols = right.shape[1]
+    if inner <= 8:
+        a, b = left.tolist(), right.tolist()
+        out = [[min(min(a[i][k] + b[k][j] for k in range(inner)), _INF) for j in range(cols)] for i in range(rows)]
+        return np.array(out, dtype=np.int64).reshape(rows, cols)
+    return np.minimum((left[:, :, None] + right[None, :, :]).min(axis=1), _INF)
+
+
+def _min_plus_power(matrix: np.ndarray, exponent: int) -> np.ndarray:
+    """``matrix`` to the min-plus power ``exponent`` by repeated squaring (O(n³ log exponent))."""
+    n = matrix.shape[0]
+    result = np.full((n, n), _INF, dtype=np.int64)
+    np.fill_diagonal(result, 0)
+    base = matrix
+    while exponent:
+        if exponent & 1:
+            result = _min_plus(result, base)
+        exponent >>= 1
+        if exponent:
+            base = _min_plus(base, base)
+    return result

@@ -517,6 +517,8 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
         SchemaError: an invalid schema, or one that admits no document.
+        RegexTooComplex: string constraints whose combination is too complex to decide here.
+        GrammarTooLarge: a grammar past the size limit of the rewritten grammar.
     """
     if whitespace not in WHITESPACE_MODES:
         raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")

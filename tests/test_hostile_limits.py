@@ -64,10 +64,10 @@ def test_multiple_of_past_the_state_limit_is_refused_at_once(divisor: int) -> No
 # -- many keys, deep schemas ---------------------------------------------------------------------
 
 def test_thousands_of_optional_properties_cost_keys_log_keys() -> None:
-    props = {f"k{i}": {"type": "integer"} for i in range(3000)}
+    props = {f"k{i}": {"type": "integer"} for i in range(2000)}
     grammar = bounded(lambda: gd.compile_json_schema({"type": "object", "properties": props}, whitespace="compact"))
-    assert grammar.accepts('{"k0":1,"k1500":2,"k2999":3}') and grammar.accepts("{}")
-    assert not grammar.accepts('{"k2999":3,"k0":1}') and not grammar.accepts('{"k1500":"x"}')
+    assert grammar.accepts('{"k0":1,"k1500":2,"k1999":3}') and grammar.accepts("{}")
+    assert not grammar.accepts('{"k1999":3,"k0":1}') and not grammar.accepts('{"k1500":"x"}')
 
 
 def test_ten_thousand_optional_properties_are_refused_before_anything_is_built() -> None:

@@ -50,8 +50,8 @@ from .regex import Dialect
 #: Most automaton states (rules) one object may take (dependencies and property counts multiply).
 MAX_OBJECT_STATES = 50_000
 #: Most optional named keys per object: they cost O(keys log keys) grammar symbols
-#: (``_plain_members``) and 4,096 compile in about 1.5 s; a limit checked before anything is built.
-MAX_OPTIONAL_KEYS = 4096
+#: (``_plain_members``) and 2,048 compile in about 0.8 s; a limit checked before anything is built.
+MAX_OPTIONAL_KEYS = 2048
 #: Most named keys under ``property_order="any"`` (a state per set of keys written: 2^keys).
 MAX_ANY_ORDER_KEYS = 12
 #: Most ``patternProperties`` patterns per object (regions are their non-empty boolean combinations).

@@ -25,14 +25,17 @@ are proved disjoint, ``json_disjoint``), ``$ref`` (within the document: ``#``, `
 ``#/definitions/...``, any JSON pointer), ``$defs``/``definitions``, ``allOf`` and
 ``$ref``/``anyOf`` with sibling keywords (conjunctions merged by ``json_merge``, one rule per
 conjunction of document objects, ``anyOf`` distributed over it); strings: ``pattern`` (search
-semantics on the decoded text, whatever escapes spell it; accepted only where Python's ``re``,
-which the ``jsonschema`` validator uses, and ECMA-262 agree), ``minLength``/``maxLength`` (code
-points; with ``pattern``, the intersection), ``format`` (``json_formats``); numbers and
+semantics on the decoded text, whatever escapes spell it; where it must match, what both Python's
+``re``, which the ``jsonschema`` validator uses, and ECMA-262 match; where it must not, what
+either matches: ``regex.Dialect``), ``minLength``/``maxLength`` (code points; with ``pattern``,
+the intersection), ``format`` (``json_formats``); numbers and
 integers: ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (``json_numbers``);
 objects: ``properties``, ``required``, ``additionalProperties``, ``patternProperties``,
 ``propertyNames``, ``minProperties``/``maxProperties``, ``dependentRequired`` and
 ``dependencies`` (arrays of keys); arrays: ``items``, ``prefixItems``, ``additionalItems``,
 ``minItems``/``maxItems``, ``contains``/``minContains``, ``uniqueItems`` up to one item.
+Documents nest at most ``max_depth`` levels. Keywords are read under the draft chosen by
+``json_drafts``.
 """
 
 from __future__ import annotations

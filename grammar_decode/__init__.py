@@ -7,6 +7,7 @@ Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` / ``compile_re
 """
 
 from .errors import (
+    GrammarAdmitsNothing,
     GrammarDecodeError,
     GrammarError,
     GrammarTooLarge,
@@ -28,6 +29,7 @@ from .vocab import Vocabulary
 __all__ = [
     "CompiledGrammar",
     "GenerationResult",
+    "GrammarAdmitsNothing",
     "GrammarDecodeError",
     "GrammarError",
     "GrammarTooLarge",

@@ -55,6 +55,19 @@ class GrammarError(GrammarDecodeError, ValueError):
     """A regular expression or grammar is malformed, or admits no text at all."""
 
 
+class GrammarAdmitsNothing(GrammarError):
+    """A grammar (regex, Lark grammar, compiled schema) admits no text at all.
+
+    Attributes:
+        depth_limit: the nesting limit within which nothing is admitted, when texts deeper than
+            it would exist (None when the grammar admits nothing however deep).
+    """
+
+    def __init__(self, message: str, depth_limit: int | None = None) -> None:
+        super().__init__(message)
+        self.depth_limit = depth_limit
+
+
 class GrammarTooLarge(GrammarError):
     """A grammar (or a schema's) grows past a size limit while it is compiled or rewritten."""
 

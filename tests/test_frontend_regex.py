@@ -78,3 +78,9 @@ def test_invalid_syntax_is_a_grammar_error(pattern: str) -> None:
 def test_not_a_string() -> None:
     with pytest.raises(TypeError):
         translate(ExprSet(), b"abc")  # type: ignore[arg-type]
+
+
+def test_a_pattern_that_matches_nothing_is_its_own_typed_error() -> None:
+    with pytest.raises(gd.GrammarAdmitsNothing) as info:
+        gd.compile_regex(r"[^\s\S]")
+    assert isinstance(info.value, gd.GrammarError) and info.value.depth_limit is None

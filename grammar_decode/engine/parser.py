@@ -29,7 +29,7 @@ import threading
 import weakref
 from typing import Iterable
 
-from ..errors import GrammarError
+from ..errors import GrammarAdmitsNothing, GrammarError
 from ..ir.grammar import Grammar
 from .transform import DEFAULT_MAX_SIZE, rewrite
 
@@ -119,7 +119,8 @@ class Parser:
             self._expand(position, frozenset((ROOT,)), threads)
         initial = self._state(threads, rewritten.start_nullable)
         if initial is None:
-            raise GrammarError(f"the grammar admits no text within {grammar.max_depth} levels of nesting")
+            raise GrammarAdmitsNothing(f"the grammar admits no text within {grammar.max_depth} levels of nesting",
+                                       grammar.max_depth)
         self.initial = initial
 
     # -- interning -----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import GrammarError, GrammarTooLarge
+from ..errors import GrammarAdmitsNothing, GrammarError, GrammarTooLarge
 from ..ir.grammar import INFINITE, Alternative, Grammar, Symbol, shortest_derivations
 
 #: Default limit on the total number of symbols in the rewritten grammar.
@@ -57,7 +57,7 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
     rules = [[alt for alt in alts if not any(s in empty_lexemes for s in alt)] for alts in rules]
     productive = _productive(rules)
     if not productive[start_rule]:
-        raise GrammarError("the grammar admits no text (its start symbol derives nothing)")
+        raise GrammarAdmitsNothing("the grammar admits no text (its start symbol derives nothing)")
     rules = [[alt for alt in alts if all(s >= 0 or productive[~s] for s in alt)] for alts in rules]
     rules = _reachable_only(rules, start_rule)
 
@@ -99,7 +99,7 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
     if not rules[start_rule]:
         if start_nullable:  # only the empty text: a start rule with no alternatives
             return Rewritten(rules, names, start_rule, True)
-        raise GrammarError("the grammar admits no text")  # pragma: no cover - caught by step 1
+        raise GrammarAdmitsNothing("the grammar admits no text")  # pragma: no cover - caught by step 1
 
     # 4. unit rules
     units: list[set[int]] = []

@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Union
 
-from ..errors import GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
+from ..errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ..engine.compiled import CompiledGrammar
 from ..engine.recognizer import Recognizer
 from ..ir import utf8
@@ -456,7 +456,7 @@ class JsonSchemaCompiler:
         sub.grammar.start = sub.value(siblings, pointer)
         try:
             recognizer = Recognizer(sub.grammar)
-        except GrammarError:  # the siblings admit nothing
+        except GrammarAdmitsNothing:  # the siblings admit nothing
             return lambda text: False
         return recognizer.accepts
 
@@ -545,13 +545,11 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         compiled = CompiledGrammar(grammar, "JSON Schema")
     except RecursionError as exc:
         raise SchemaError("the schema is nested too deeply") from exc
-    except GrammarError as exc:
-        if "levels of nesting" in str(exc):
+    except GrammarAdmitsNothing as exc:
+        if exc.depth_limit is not None:
             raise SchemaError(f"the schema admits no document nested at most {max_depth} levels deep") from exc
-        if "admits no text" in str(exc):
-            if compiler.empty_reasons:
-                where, why = compiler.empty_reasons[0]
-                raise SchemaError(f"the schema admits no document: {why}", where) from exc
-            raise SchemaError("the schema admits no document") from exc
-        raise
+        if compiler.empty_reasons:
+            where, why = compiler.empty_reasons[0]
+            raise SchemaError(f"the schema admits no document: {why}", where) from exc
+        raise SchemaError("the schema admits no document") from exc
     return compiled

@@ -25,7 +25,7 @@ import threading
 from typing import Any, Callable, Literal
 
 from ..engine.compiled import CompiledGrammar
-from ..errors import GrammarError, UnsupportedRegexError
+from ..errors import GrammarAdmitsNothing, GrammarError, UnsupportedRegexError
 from ..ir import utf8
 from ..ir.grammar import Grammar
 from ..ir.regex import EPSILON, ExprSet
@@ -347,13 +347,13 @@ def compile_regex(pattern: str, flags: int = 0) -> CompiledGrammar:
     encodings of the strings ``re.fullmatch(pattern, s, flags)`` matches.
 
     Raises:
-        GrammarError: invalid syntax, or a pattern that matches nothing.
+        GrammarError: invalid syntax; ``GrammarAdmitsNothing`` for a pattern that matches nothing.
         UnsupportedRegexError: lookaround, backreferences, word boundaries, possessive repeats,
             atomic groups, local case-insensitive groups, or an anchor away from the text's ends.
     """
     grammar = Grammar()
     expr = translate(grammar.exprs, pattern, flags)
     if grammar.exprs.is_empty(expr):
-        raise GrammarError(f"the regular expression {pattern!r} matches nothing")
+        raise GrammarAdmitsNothing(f"the regular expression {pattern!r} matches nothing")
     grammar.start = grammar.token(expr, "regex")
     return CompiledGrammar(grammar, f"regex {pattern!r}")

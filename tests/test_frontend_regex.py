@@ -81,6 +81,8 @@ def test_not_a_string() -> None:
 
 
 def test_a_pattern_that_matches_nothing_is_its_own_typed_error() -> None:
-    with pytest.raises(gd.GrammarAdmitsNothing) as info:
-        gd.compile_regex(r"[^\s\S]")
-    assert isinstance(info.value, gd.GrammarError) and info.value.depth_limit is None
+    from grammar_decode import GrammarAdmitsNothing, compile_regex
+
+    with pytest.raises(GrammarAdmitsNothing) as info:
+        compile_regex(r"[^\s\S]")
+    assert isinstance(info.value, GrammarError) and info.value.depth_limit is None

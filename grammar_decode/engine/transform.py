@@ -28,7 +28,6 @@ from ..ir.grammar import INFINITE, Alternative, Grammar, Symbol, shortest_deriva
 DEFAULT_MAX_SIZE = 2_000_000
 
 
-
 @dataclass
 class Rewritten:
     """Rules as lists of alternatives (indexed by rule; rule symbols as in ``Grammar``), the

@@ -25,16 +25,18 @@ holds every draft keyword it uses (``candidate_drafts``: ``const`` rules out dra
 ``prefixItems`` every draft but 2020-12, an ``items`` array 2020-12...): each keyword it uses
 means the same in all of them, so it is read as it stands. A document whose keywords belong to
 no single draft, or that spells a bound as draft 4's boolean (which 2020-12 validators read as
-the number 0 or 1), is refused. Between drafts 4-7 and 2019-09 on, references still differ: ``$ref`` siblings are enforced (fewer documents than
-drafts 4-7 admit, the same as later drafts), both anchor spellings are found, and a ``$ref`` beside
-an ``$id`` is compiled only where both readings of that ``$id`` reach the same schema.
+the number 0 or 1), is refused. Between drafts 4-7 and 2019-09 on, references still differ:
+``$ref`` siblings are enforced (fewer documents than drafts 4-7 admit, the same as later drafts),
+both anchor spellings are found, and a ``$ref`` beside an ``$id`` is compiled only where both
+readings of that ``$id`` reach the same schema.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from ..errors import SchemaError, UnsupportedSchemaError
+from .json_walk import schema_objects
 
 #: The drafts a document can be read under.
 DRAFTS = ("4", "6", "7", "2019-09", "2020-12")
@@ -45,12 +47,6 @@ MODERN = frozenset({"2019-09", "2020-12"})
 #: The ``jsonschema`` validator class that judges each draft.
 VALIDATOR_NAMES = {"4": "Draft4Validator", "6": "Draft6Validator", "7": "Draft7Validator",
                    "2019-09": "Draft201909Validator", "2020-12": "Draft202012Validator"}
-
-#: Keywords whose value is a schema / a list of schemas / an object of schemas.
-SCHEMA_KEYWORDS = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if",
-                   "then", "else", "unevaluatedItems", "unevaluatedProperties")
-SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
 
 _EVERY_DRAFT = frozenset({"$ref", "additionalProperties", "allOf", "anyOf", "enum", "format", "items", "maxItems",
                           "maxLength", "maxProperties", "maximum", "minItems", "minLength", "minProperties",
@@ -71,9 +67,6 @@ VOCABULARIES: dict[str, frozenset[str]] = {
     "2019-09": _MODERN | {"additionalItems", "$recursiveRef"},
     "2020-12": _MODERN | {"prefixItems", "$dynamicRef"},
 }
-#: Deepest nesting of schema objects read (the compiler recurses once per level).
-MAX_SCHEMA_DEPTH = 256
-
 #: Keywords some draft reads as a constraint.
 DRAFT_KEYWORDS = frozenset().union(*VOCABULARIES.values())
 #: Keywords enforced under every draft although some drafts' validators ignore them: the
@@ -126,41 +119,6 @@ def identifier_keyword(draft: Optional[str]) -> str:
     return "id" if draft == "4" else "$id"
 
 
-def _schema_objects(document: Any) -> Iterator[tuple[dict[str, Any], str]]:
-    """Every schema object of ``document`` reached through schema positions, with its pointer
-    (enum/const/examples values are never entered)."""
-    work: list[tuple[Any, str, int]] = [(document, "", 0)]
-    seen: set[int] = set()
-    while work:
-        schema, pointer, depth = work.pop()
-        if not isinstance(schema, dict) or id(schema) in seen:
-            continue
-        check_depth(depth, pointer)
-        seen.add(id(schema))
-        yield schema, pointer
-        depth += 1
-        for keyword in SCHEMA_KEYWORDS:
-            if isinstance(schema.get(keyword), dict):
-                work.append((schema[keyword], f"{pointer}/{keyword}", depth))
-        for keyword in SCHEMA_LIST_KEYWORDS:
-            if isinstance(schema.get(keyword), list):
-                work.extend((sub, f"{pointer}/{keyword}/{i}", depth) for i, sub in enumerate(schema[keyword]))
-        for keyword in SCHEMA_MAP_KEYWORDS:
-            if isinstance(schema.get(keyword), dict):
-                work.extend((sub, f"{pointer}/{keyword}/{_escape(k)}", depth) for k, sub in schema[keyword].items())
-
-
-def check_depth(depth: int, pointer: str) -> None:
-    """``SchemaError`` for a schema object nested ``MAX_SCHEMA_DEPTH`` levels or deeper."""
-    if depth >= MAX_SCHEMA_DEPTH:
-        raise SchemaError(f"the schema nests schema objects deeper than {MAX_SCHEMA_DEPTH} levels",
-                          pointer[:200] + ("..." if len(pointer) > 200 else ""))
-
-
-def _escape(token: str) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
 def candidate_drafts(document: Any) -> tuple[str, ...]:
     """The drafts whose vocabulary holds every draft keyword ``document`` uses, in ``DRAFTS``
     order (an ``items`` array rules out 2020-12, where it is an invalid schema; a numeric
@@ -173,7 +131,7 @@ def candidate_drafts(document: Any) -> tuple[str, ...]:
     """
     candidates = set(DRAFTS)
     first_use: dict[str, str] = {}
-    for schema, pointer in _schema_objects(document):
+    for schema, pointer, _parent in schema_objects(document):
         for keyword, value in schema.items():
             if keyword not in DRAFT_KEYWORDS or keyword in ENFORCED_EVERYWHERE:
                 continue
@@ -196,18 +154,17 @@ def candidate_drafts(document: Any) -> tuple[str, ...]:
     return tuple(d for d in DRAFTS if d in candidates)
 
 
-def read_keywords(schema: dict[str, Any], draft: Optional[str], pointer: str) -> dict[str, Any]:
+def read_keywords(schema: dict[str, Any], draft: str, pointer: str) -> dict[str, Any]:
     """The keywords of one schema object in the compiler's vocabulary, as ``draft`` reads them
     (a shallow copy; subschemas are not entered): keywords the draft does not define are dropped
-    (annotations there; ``ENFORCED_EVERYWHERE`` excepted); draft 4's boolean exclusive bounds become numeric ones; ``additionalItems``
-    beside a schema-valued ``items`` (which it does not constrain) is dropped. Under None (no
-    single draft), the keywords are those every candidate draft reads alike: kept as they are.
+    (annotations there; ``ENFORCED_EVERYWHERE`` excepted); draft 4's boolean exclusive bounds
+    become numeric ones; ``additionalItems``
+    beside a schema-valued ``items`` (which it does not constrain) is dropped. (With no draft
+    named nothing is rewritten: every candidate draft reads the keywords alike.)
 
     Raises:
         SchemaError: a bound spelled for another draft, or an ``items`` array under 2020-12.
     """
-    if draft is None:
-        return dict(schema)
     vocabulary = VOCABULARIES[draft]
     out = {k: v for k, v in schema.items() if k not in DRAFT_KEYWORDS or k in vocabulary or k in ENFORCED_EVERYWHERE}
     for keyword, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):

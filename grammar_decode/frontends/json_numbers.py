@@ -12,8 +12,9 @@ and fixed-point spellings (``-?int.frac``, no exponent: a subset of the valid nu
 outward to the nearest doubles, so that ``json.loads`` (which reads such text as a double,
 rounding to nearest) can never carry a written value across a bound.
 
-``bounds(schema)`` reads ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (the
-draft-4 boolean form too) into the integer interval they leave, exactly: the bounds are read as
+``bounds(schema)`` reads ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` into the
+integer interval they leave, exactly (draft 4's boolean form is folded into numeric bounds when
+the schema is read under draft 4, ``json_drafts.read_keywords``; anywhere else it is refused): the bounds are read as
 the exact rationals their JSON numbers denote (floats as their exact binary value), so the
 comparison ``jsonschema`` makes on the parsed number agrees with the interval on every integer.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from typing import Any
-
+from ..errors import SchemaError, UnsupportedSchemaError
 from ..errors import SchemaError
 from ..ir.regex import EPSILON, NOTHING, ExprSet, byte_range
 
@@ -32,9 +33,21 @@ BOUND_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
 def _number(schema: dict[str, Any], keyword: str, pointer: str) -> Fraction | None:
+    """The bound ``keyword`` as an exact rational (None when absent).
+
+    Raises:
+        SchemaError: not a finite number.
+        UnsupportedSchemaError: a boolean ``exclusiveMinimum``/``exclusiveMaximum`` not read
+            under draft 4 (reachable through a ``$ref`` into a position no draft analysis walks).
+    """
     value = schema.get(keyword)
-    if value is None or isinstance(value, bool):
+    if value is None:
         return None
+    if isinstance(value, bool):
+        if keyword.startswith("exclusive"):
+            raise UnsupportedSchemaError(keyword, pointer, "a boolean bound is draft 4's; name the draft (draft='4', "
+                                                           "or $schema)")
+        raise SchemaError(f"{keyword!r} must be a number, got {value!r}", pointer)
     if not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
         raise SchemaError(f"{keyword!r} must be a number, got {value!r}", pointer)
     return Fraction(value)
@@ -57,22 +70,15 @@ def bounds(schema: dict[str, Any], pointer: str) -> tuple[int | None, int | None
     """The integers the bound keywords of ``schema`` allow: ``(low, high)``, None for no bound.
 
     Raises:
-        SchemaError: a bound that is not a finite number, or a draft-4 boolean
-            ``exclusiveMinimum``/``exclusiveMaximum`` that is not a boolean.
+        SchemaError, UnsupportedSchemaError: see ``_number``.
     """
-    for keyword in ("minimum", "maximum"):  # only the exclusive ones have a boolean form
-        if isinstance(schema.get(keyword), bool):
-            raise SchemaError(f"{keyword!r} must be a number, got {schema[keyword]!r}", pointer)
     low: int | None = None
     high: int | None = None
     minimum, maximum = _number(schema, "minimum", pointer), _number(schema, "maximum", pointer)
-    # draft 4: exclusiveMinimum/exclusiveMaximum are booleans that make minimum/maximum strict
-    strict_min = schema.get("exclusiveMinimum") is True
-    strict_max = schema.get("exclusiveMaximum") is True
     if minimum is not None:
-        low = math.floor(minimum) + 1 if strict_min else math.ceil(minimum)
+        low = math.ceil(minimum)
     if maximum is not None:
-        high = math.ceil(maximum) - 1 if strict_max else math.floor(maximum)
+        high = math.floor(maximum)
     exclusive_min = _number(schema, "exclusiveMinimum", pointer)
     exclusive_max = _number(schema, "exclusiveMaximum", pointer)
     if exclusive_min is not None:
@@ -85,8 +91,8 @@ def bounds(schema: dict[str, Any], pointer: str) -> tuple[int | None, int | None
 
 
 def has_bounds(schema: dict[str, Any]) -> bool:
-    """Whether any bound keyword constrains ``schema`` (a draft-4 boolean alone does not)."""
-    return any(k in schema and not isinstance(schema[k], bool) for k in BOUND_KEYWORDS)
+    """Whether any bound keyword constrains ``schema``."""
+    return any(k in schema for k in BOUND_KEYWORDS)
 
 
 def integer_range(exprs: ExprSet, low: int | None, high: int | None, max_digits: int | None) -> int | None:
@@ -171,7 +177,7 @@ def exact_bounds(schema: dict[str, Any], pointer: str) -> tuple[Fraction | None,
     highs: list[tuple[Fraction, bool]] = []
     for keyword, into, strict in (("minimum", lows, False), ("exclusiveMinimum", lows, True),
                                   ("maximum", highs, False), ("exclusiveMaximum", highs, True)):
-        value = None if isinstance(schema.get(keyword), bool) else _number(schema, keyword, pointer)
+        value = _number(schema, keyword, pointer)
         if value is not None:
             into.append((value, strict))
     low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
@@ -187,12 +193,10 @@ def float_bounds(schema: dict[str, Any], pointer: str) -> tuple[Fraction | None,
     lows: list[Fraction] = []
     highs: list[Fraction] = []
     minimum, maximum = _number(schema, "minimum", pointer), _number(schema, "maximum", pointer)
-    strict_min = schema.get("exclusiveMinimum") is True
-    strict_max = schema.get("exclusiveMaximum") is True
     if minimum is not None:
-        lows.append(_double_above(minimum, strict_min))
+        lows.append(_double_above(minimum, False))
     if maximum is not None:
-        highs.append(-_double_above(-maximum, strict_max))
+        highs.append(-_double_above(-maximum, False))
     exclusive_min = _number(schema, "exclusiveMinimum", pointer)
     exclusive_max = _number(schema, "exclusiveMaximum", pointer)
     if exclusive_min is not None:

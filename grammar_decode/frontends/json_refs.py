@@ -23,15 +23,13 @@ from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import SchemaError, UnsupportedSchemaError
-from .json_drafts import (LEGACY, MODERN, SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, check_depth,
-                          draft_named, identifier_keyword, read_keywords)
+from .json_drafts import LEGACY, MODERN, draft_named, identifier_keyword, read_keywords
+from .json_walk import SCHEMA_KEYWORDS as _ONE
+from .json_walk import SCHEMA_LIST_KEYWORDS as _LIST
+from .json_walk import SCHEMA_MAP_KEYWORDS as _MAP
+from .json_walk import pointer_join, schema_objects
 
-_ONE, _LIST, _MAP = SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS
-
-
-def pointer_join(parent: str, token: str | int) -> str:
-    """``parent`` extended by one reference token (``~`` and ``/`` escaped as RFC 6901 says)."""
-    return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
+__all__ = ["RefIndex", "join_uri", "pointer_join"]
 
 
 def join_uri(base: str, reference: str) -> str:
@@ -76,13 +74,8 @@ class RefIndex:
         return schema[self._id]
 
     def _walk(self, root: Any, root_base: str) -> None:
-        work = [(root, root_base, "", 0)]
-        while work:
-            schema, base, pointer, depth = work.pop()
-            if not isinstance(schema, dict) or id(schema) in self._base:
-                continue
-            check_depth(depth, pointer)
-            depth += 1
+        for schema, pointer, parent in schema_objects(root, self._maps):
+            base = root_base if parent is None else self._base[id(parent)]
             if self.draft is not None and schema is not root and "$schema" in schema \
                     and draft_named(schema["$schema"]) != self.draft:
                 raise UnsupportedSchemaError("$schema", pointer, f"a resource read under draft {self.draft} "
@@ -104,17 +97,6 @@ class RefIndex:
                 self.anchors.setdefault(f"{base}#{schema['$dynamicAnchor']}", schema)
             self._base[id(schema)] = base
             self._pointers[id(schema)] = pointer
-            for keyword in _ONE:
-                if isinstance(schema.get(keyword), dict):
-                    work.append((schema[keyword], base, pointer_join(pointer, keyword), depth))
-            for keyword in _LIST:
-                if isinstance(schema.get(keyword), list):
-                    where = pointer_join(pointer, keyword)
-                    work.extend((sub, base, pointer_join(where, i), depth) for i, sub in enumerate(schema[keyword]))
-            for keyword in self._maps:
-                if isinstance(schema.get(keyword), dict):
-                    where = pointer_join(pointer, keyword)
-                    work.extend((sub, base, pointer_join(where, k), depth) for k, sub in schema[keyword].items())
 
     def view(self, schema: Any) -> Any:
         """``schema`` as the compiler reads it under this draft: itself with no draft named, else

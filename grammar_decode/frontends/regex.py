@@ -131,7 +131,6 @@ DIALECTS = ("python", "both", "either")
 class _Translator:
     def __init__(self, exprs: ExprSet, pattern: str, flags: int, encode: CharEncoder, dialect: Dialect) -> None:
         self.dialect = dialect
-        self.ecmascript = dialect != "python"
         self.exprs = exprs
         self.pattern = pattern
         self.ascii_only = bool(flags & re.ASCII)
@@ -258,7 +257,7 @@ class _Translator:
             elif op is _C.CATEGORY:
                 if av not in _CATEGORY_PATTERNS:
                     raise self.refuse(f"the class category {av}")
-                if self.ecmascript:
+                if self.dialect != "python":
                     ranges.extend(self.category(av, negated_class=negate))
                 elif _CATEGORY_PATTERNS[av] not in categories:
                     categories.append(_CATEGORY_PATTERNS[av])

@@ -24,7 +24,7 @@ Sections, per vocabulary:
    masker's caches holds afterwards (entries, bytes).
 6. The closing budget's cost per token against the number of required properties.
 
-No model is downloaded; the vocabulary files come from ``grammar_decode.vocab_files`` (fetched
+No model is downloaded; the vocabulary files come from ``tools.vocab_files`` (fetched
 once from the package index). Results are printed as tables and written to
 ``bench/results/benchmark.json``. Timings use ``time.perf_counter``; where a measurement repeats,
 the median is reported.
@@ -52,7 +52,7 @@ from grammar_decode.masking.bitmask import pack_mask
 from grammar_decode.masking.masker import Masker
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
-from grammar_decode.vocab_files import vocab_path
+from tools.vocab_files import vocab_path
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "benchmark.json"
 VOCAB_NAMES = ("gpt-2", "gemma-4")
@@ -175,16 +175,23 @@ def bench_load(name: str, cfg: Config) -> tuple[gd.Vocabulary, dict[str, Any]]:
     """Load ``name`` and build its per-vocabulary structures, each timed on a fresh ``Vocabulary``
     (median of repeats); return the last vocabulary, fully built, and the numbers.
 
-    The trie is ``Vocabulary.trie``; the string slice (``Vocabulary.string_slice``, the plain-string
-    fast path's precomputation) is timed too when this version of the library has it."""
+    The trie is ``Vocabulary.trie``; the string slice (``masking.slices.string_slice``, the
+    plain-string fast path's precomputation; ``Vocabulary.string_slice`` in earlier versions) is
+    timed too when this version of the library has it."""
     path = vocab_path(name)
+    try:
+        from grammar_decode.masking.slices import string_slice as build_slice
+    except ImportError:
+        build_slice = None
     load, trie, string_slice = [], [], []
     vocab = None
     for _ in range(max(1, cfg.load_repeats)):
         seconds, vocab = timed(lambda: gd.Vocabulary.from_gguf(path))
         load.append(seconds)
         trie.append(timed(lambda: vocab.trie)[0])
-        if hasattr(type(vocab), "string_slice"):  # on the class: hasattr would build it
+        if build_slice is not None:
+            string_slice.append(timed(lambda: build_slice(vocab))[0])
+        elif hasattr(type(vocab), "string_slice"):  # on the class: hasattr would build it
             string_slice.append(timed(lambda: vocab.string_slice)[0])
     assert vocab is not None
     vocab.prepare()

@@ -13,6 +13,9 @@ import numpy as np
 
 import grammar_decode as gd
 
+# the repository root, for the test-data fetchers in tools/ (not part of the installed library)
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+
 
 def render_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A plain-text table: first column left-aligned, the others right-aligned."""

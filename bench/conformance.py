@@ -80,7 +80,7 @@ from grammar_decode.cli import default_model_path, default_prompt
 try:
     import llama_cpp
     from grammar_decode.integrations import llama_cpp_setup
-    from grammar_decode.integrations.llama_cpp import LlamaLogits, vocabulary_from_llama
+    from grammar_decode.integrations.llama_cpp import LlamaLogits
 except ImportError as _exc:  # pragma: no cover - depends on the environment
     raise SystemExit("the conformance benchmark needs llama-cpp-python "
                      "(grammar-decode install-llama-cpp, then pip install -e '.[llama-cpp]')") from _exc
@@ -214,7 +214,7 @@ class Runner:
                                      n_threads_batch=threads, verbose=False)
         self.load_s = time.perf_counter() - started
         started = time.perf_counter()
-        self.vocab = vocabulary_from_llama(self.llama).prepare()
+        self.vocab = gd.Vocabulary.from_llama(self.llama).prepare()
         self.vocab_s = time.perf_counter() - started
         self.perf = Perf(self.llama)
         self._vocab_ptr = self.llama._model.vocab

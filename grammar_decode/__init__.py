@@ -6,7 +6,9 @@ Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` / ``compile_re
 → ``Matcher`` (per request).
 """
 
+from .compile import compile_grammar, compile_json_schema, compile_regex
 from .errors import (
+    CompileTimeout,
     GrammarAdmitsNothing,
     GrammarDecodeError,
     GrammarError,
@@ -18,21 +20,22 @@ from .errors import (
     UnsupportedSchemaError,
     VocabularyError,
 )
-from .engine.compiled import CompiledGrammar, Matcher
-from .frontends.json_schema import compile_json_schema
-from .frontends.lark import compile_grammar
-from .frontends.regex import compile_regex
 from .generation import GenerationResult, apply_mask, generate
+from .grammar import CompiledGrammar
+from .limits import Limits
 from .masking.bitmask import bitmask_words
+from .matcher import Matcher
 from .vocab import Vocabulary
 
 __all__ = [
+    "CompileTimeout",
     "CompiledGrammar",
     "GenerationResult",
     "GrammarAdmitsNothing",
     "GrammarDecodeError",
     "GrammarError",
     "GrammarTooLarge",
+    "Limits",
     "Matcher",
     "RegexTooComplex",
     "SchemaError",

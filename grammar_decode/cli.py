@@ -21,13 +21,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .errors import GrammarError, SchemaError, VocabularyError
+from .errors import GrammarDecodeError, GrammarError, SchemaError, VocabularyError
+from .compile import compile_grammar, compile_json_schema, compile_regex
+from .frontends.json_schema import DRAFTS, VALIDATOR_NAMES, WHITESPACE_MODES, parse_schema
 from .generation import generate
-from .frontends.json_drafts import DRAFTS, VALIDATOR_NAMES
-from .frontends.json_schema import WHITESPACE_MODES, compile_json_schema, parse_schema
-from .frontends.lark import compile_grammar
-from .frontends.regex import compile_regex
 from .integrations import llama_cpp_setup
+from .limits import Limits
 from .vocab import Vocabulary
 
 BACKENDS = ("llama-cpp", "transformers")
@@ -117,7 +116,7 @@ def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], Log
     try:
         import llama_cpp
 
-        from .integrations.llama_cpp import LlamaLogits, vocabulary_from_llama
+        from .integrations.llama_cpp import LlamaLogits
     except ImportError as exc:
         raise UsageError("the llama-cpp backend needs llama-cpp-python "
                          "(grammar-decode install-llama-cpp, then pip install -e '.[llama-cpp]' in a checkout)") from exc
@@ -130,7 +129,7 @@ def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], Log
     # llama-cpp-python's default thread count (half the cores): more threads spin against each other
     # and slow down badly when anything else runs on the machine
     llama = llama_cpp.Llama(model_path=str(model), n_ctx=LLAMA_CONTEXT, verbose=False)
-    vocab = vocabulary_from_llama(llama)
+    vocab = Vocabulary.from_llama(llama)
     prompt_ids = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
     return vocab, prompt_ids, LlamaLogits(llama)
 
@@ -165,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--extra-keys", choices=("schema", "forbid"), default="schema",
                      help="keys outside 'properties' where additionalProperties is absent: allowed, as the "
                           "specification says (schema), or forbidden (forbid)")
+    gen.add_argument("--compile-seconds", type=float, default=Limits().compile_seconds,
+                     help="wall-clock limit of compiling the constraint (default %(default)s s)")
     gen.add_argument("--draft", choices=DRAFTS, default=None,
                      help="read the schema as this JSON Schema draft does (default: the draft its $schema "
                           "names, else a reading every draft agrees with)")
@@ -180,15 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_generate(args: argparse.Namespace) -> int:
     schema: Any = None
+    if not args.compile_seconds > 0:  # also rejects nan
+        raise UsageError("--compile-seconds must be > 0")
+    limits = Limits(compile_seconds=args.compile_seconds)
     try:
         if args.schema is not None:
             schema = load_schema(args.schema)
             grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
-                                          draft=args.draft)
+                                          draft=args.draft, limits=limits)
         elif args.regex is not None:
-            grammar = compile_regex(args.regex)
+            grammar = compile_regex(args.regex, limits=limits)
         else:
-            grammar = compile_grammar(load_grammar_file(args.grammar))
+            grammar = compile_grammar(load_grammar_file(args.grammar), limits=limits)
     except (SchemaError, GrammarError) as exc:
         raise UsageError(str(exc)) from exc
     except ImportError as exc:
@@ -225,6 +229,7 @@ def run_generate(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     _progress(f"preparing the vocabulary ({len(vocab):,} tokens: trie and string slice)...")
     vocab.prepare()  # once per model
+    grammar.masker(vocab)  # the masking layer's per-vocabulary tables (the string slice), once per model
     setup = time.perf_counter() - started
     result = generate(logits_fn, grammar, vocab, max_tokens=args.max_tokens, temperature=args.temperature,
                       seed=args.seed, prompt_ids=prompt_ids)
@@ -260,7 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return llama_cpp_setup.main(["--rebuild"] if args.rebuild else [])
     try:
         return run_generate(args)
-    except UsageError as exc:
+    except (UsageError, GrammarDecodeError) as exc:
+        # every typed error, at compile time or while generating, is one line and exit status 2
         print(f"grammar-decode: error: {exc}", file=sys.stderr)
         return 2
 

@@ -93,3 +93,15 @@ class UnsupportedRegexError(GrammarError):
         if detail:
             message += f" ({detail})"
         super().__init__(f"{message}, in {pattern!r}")
+
+
+class CompileTimeout(GrammarError):
+    """Compiling ran past its wall-clock limit (``Limits.compile_seconds``).
+
+    Attributes:
+        seconds: the limit that was exceeded.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        super().__init__(f"compiling took longer than its limit of {seconds:g} s (Limits.compile_seconds)")

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .errors import TokenRejected
-from .engine.compiled import CompiledGrammar
+from .grammar import CompiledGrammar
 from .vocab import Vocabulary
 
 LogitsFn = Callable[[Sequence[int]], np.ndarray]

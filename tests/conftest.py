@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings
 
 import grammar_decode as gd
-from grammar_decode.vocab_files import vocab_path
+from tools.vocab_files import vocab_path
 
 settings.register_profile("default", max_examples=int(os.environ.get("GD_HYPOTHESIS_EXAMPLES", "60")),
                           deadline=None)

@@ -27,7 +27,7 @@ import grammar_decode as gd
 from conftest import SCHEMAS, require, validate, walker
 
 jsonschema = require("jsonschema")
-from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 # ------------------------------------------------------------------------------------------------
 # budgets

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
 from conftest import ORDER, PERSON, walker
 

@@ -21,12 +21,12 @@ require("regex")
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode.engine import parser as parser_module
-from grammar_decode.frontends import json_lexemes
+from grammar_decode.frontends.json_schema import lexemes as json_lexemes
 from grammar_decode.ir.regex import ExprSet
 from grammar_decode.masking import masker as masker_module
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
-from grammar_decode.trie import StringSlice
+from grammar_decode.masking.slices import StringSlice
 
 
 ARRAY3 = {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
@@ -87,7 +87,7 @@ def dropped_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
     """The parser never predicts the last alternative of a rule that has several."""
     original = parser_module.Parser.__init__
 
-    def init(self: parser_module.Parser, grammar, max_size: int = parser_module.DEFAULT_MAX_SIZE) -> None:
+    def init(self: parser_module.Parser, grammar, max_size: int | None = None) -> None:
         original(self, grammar, max_size)
         self.firsts = [f[:-1] if len(f) >= 2 else f for f in self.firsts]
 

@@ -12,8 +12,8 @@ from conftest import require
 require("lark", "lark")
 
 import grammar_decode as gd
-from grammar_decode.frontends.lark import compile_grammar
-from grammar_decode.frontends.regex import compile_regex
+from grammar_decode import compile_grammar
+from grammar_decode import compile_regex
 
 from grammars import GRAMMARS, REGEXES, lark_judge, regex_judge
 

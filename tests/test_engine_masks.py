@@ -10,9 +10,9 @@ from conftest import require
 require("regex")
 require("lark", "lark")
 
-from grammar_decode.engine.compiled import CompiledGrammar
-from grammar_decode.frontends.lark import compile_grammar
-from grammar_decode.frontends.regex import compile_regex
+from grammar_decode.grammar import CompiledGrammar
+from grammar_decode import compile_grammar
+from grammar_decode import compile_regex
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 

@@ -31,8 +31,8 @@ tokenizers = require("tokenizers", "transformers")
 transformers = require("transformers", "transformers")
 
 import grammar_decode as gd  # noqa: E402
-from grammar_decode._gguf import read_metadata  # noqa: E402
-from grammar_decode.vocab_files import vocab_path  # noqa: E402
+from grammar_decode.vocab.gguf import read_metadata  # noqa: E402
+from tools.vocab_files import vocab_path  # noqa: E402
 
 _USER_DEFINED, _UNKNOWN, _CONTROL, _BYTE = 4, 2, 3, 6
 

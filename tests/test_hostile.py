@@ -12,7 +12,7 @@ import pytest
 
 import grammar_decode as gd
 from grammar_decode.masking.masker import Masker
-from grammar_decode.vocab_files import vocab_path
+from tools.vocab_files import vocab_path
 
 from conftest import ORDER, PERSON, SCHEMAS, bounded, run_in_threads, validate
 
@@ -105,7 +105,9 @@ def test_nested_minimums_stay_symbolic(gpt2: gd.Vocabulary) -> None:
 def test_ten_thousand_required_properties(gpt2: gd.Vocabulary) -> None:
     props = {f"p{i}": {"type": "integer"} for i in range(10_000)}
     schema = {"type": "object", "properties": props, "required": list(props)}
-    grammar = bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"), seconds=120, megabytes=600)
+    no_time_limit = gd.Limits(compile_seconds=None)  # its size is the point: it takes ~10 s here
+    grammar = bounded(lambda: gd.compile_json_schema(schema, whitespace="compact", limits=no_time_limit), seconds=120,
+                      megabytes=600)
     document = json.dumps({k: 1 for k in props}, separators=(",", ":"))
     assert grammar.accepts(document) and not grammar.accepts(document.replace('"p9999":1', '"p9999":"x"'))
 
@@ -124,8 +126,7 @@ def test_tiny_cache_budget_stays_correct_andbounded(gpt2: gd.Vocabulary) -> None
     """With a 2 MiB budget, a long generation keeps its caches under it, and every mask equals
     what an unbounded masker computes."""
     schema = {"type": "array", "items": PERSON}
-    small = gd.compile_json_schema(schema)
-    small.max_cache_bytes = 2 << 20
+    small = gd.compile_json_schema(schema, limits=gd.Limits(cache_bytes=2 << 20))
     roomy = gd.compile_json_schema(schema)
     rng = np.random.default_rng(5)
     matcher = small.matcher(gpt2)
@@ -206,8 +207,7 @@ def test_parse_states_do_not_accumulate(gpt2: gd.Vocabulary) -> None:
 
     from conftest import COMBINATOR_SCHEMAS
 
-    grammar = gd.compile_json_schema(COMBINATOR_SCHEMAS["tree"])
-    grammar.max_cache_bytes = 1 << 20
+    grammar = gd.compile_json_schema(COMBINATOR_SCHEMAS["tree"], limits=gd.Limits(cache_bytes=1 << 20))
     live = []
     for batch in range(3):
         for seed in range(25):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.frontends.json_lexemes import json_depth
+from grammar_decode.frontends.json_schema.lexemes import json_depth
 
 from conftest import bounded as within
 from conftest import require

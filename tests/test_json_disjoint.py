@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import grammar_decode as gd
 from conftest import assert_language, assert_random_documents_validate, require
-from grammar_decode.frontends.json_disjoint import disjoint
+from grammar_decode.frontends.json_schema.disjoint import disjoint
 
 CAT = {"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}},
        "required": ["kind"]}

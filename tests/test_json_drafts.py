@@ -11,7 +11,7 @@ import pytest
 from conftest import require
 
 import grammar_decode as gd
-from grammar_decode.frontends.json_drafts import DRAFT_KEYWORDS, DRAFTS, VALIDATOR_NAMES, VOCABULARIES, candidate_drafts
+from grammar_decode.frontends.json_schema.drafts import DRAFT_KEYWORDS, DRAFTS, VALIDATOR_NAMES, VOCABULARIES, candidate_drafts
 
 #: Keywords a draft's validator reads beside another one's (not functions of their own).
 COMPANIONS = {"4": {"exclusiveMaximum", "exclusiveMinimum"}, "6": set(), "7": {"then", "else"},

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import grammar_decode as gd
 from conftest import assert_masks_equal_reference, assert_random_documents_validate, require
-from grammar_decode.frontends import json_formats
-from grammar_decode.frontends.json_formats import FORMATS
+from grammar_decode.frontends.json_schema import formats as json_formats
+from grammar_decode.frontends.json_schema.formats import FORMATS
 
 jsonschema = require("jsonschema")
 require("rfc3339_validator")  # jsonschema checks date-time and time only with it
@@ -189,7 +189,7 @@ def test_the_suite_format_instances_agree_except_leap_seconds() -> None:
     """Every string of the official suite's ``optional/format`` tests, five drafts, for every
     format built: the grammar accepts exactly the valid ones, except leap seconds, which
     ``jsonschema``'s checker (``rfc3339-validator``) rejects too."""
-    from grammar_decode.oracle.json_schema_suite import suite_dir
+    from tools.json_schema_suite import suite_dir
 
     checked = 0
     for path in sorted(suite_dir().glob("draft*/optional/format/*.json")):

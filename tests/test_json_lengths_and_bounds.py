@@ -12,9 +12,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
+from grammar_decode.masking.slices import string_slice
 from conftest import (assert_language, assert_masks_equal_reference, assert_random_documents_validate, require,
                       validate)
-from grammar_decode.frontends.json_numbers import integer_range
+from grammar_decode.frontends.json_schema.numbers import integer_range
 from grammar_decode.ir.regex import ExprSet
 
 LENGTHS = [  # schema, accepted, rejected (strings as JSON text)
@@ -138,12 +139,12 @@ def test_counted_strings_use_the_plain_slice(gemma: gd.Vocabulary) -> None:
     state = grammar.recognizer.feed(grammar.recognizer.initial, b'"ab')
     masker.mask(state)
     part = masker._lexeme_part(state[0])
-    assert part.trie is gemma.string_slice.rest
+    assert part.trie is string_slice(gemma).rest
     near_end = grammar.recognizer.feed(grammar.recognizer.initial, b'"' + b"a" * 997)
     mask = masker.mask(near_end)
-    chars = gemma.string_slice.chars
-    assert not (mask & gemma.string_slice.plain & (chars > 3)).any()
-    assert (gemma.string_slice.plain & (chars <= 3) & ~mask).sum() == 0
+    chars = string_slice(gemma).chars
+    assert not (mask & string_slice(gemma).plain & (chars > 3)).any()
+    assert (string_slice(gemma).plain & (chars <= 3) & ~mask).sum() == 0
 
 
 @pytest.mark.parametrize("schema", [

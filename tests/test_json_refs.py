@@ -7,7 +7,7 @@ import pytest
 
 import grammar_decode as gd
 from conftest import assert_language, require
-from grammar_decode.frontends.json_drafts import VALIDATOR_NAMES
+from grammar_decode.frontends.json_schema.drafts import VALIDATOR_NAMES
 
 REFS = [  # schema, accepted, rejected
     ({"$id": "https://example.com/root.json", "$defs": {"a": {"$id": "item.json", "type": "integer"}},

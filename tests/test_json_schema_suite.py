@@ -12,7 +12,7 @@ from conftest import require
 
 require("jsonschema")
 
-from grammar_decode.oracle.json_schema_suite import GroupResult, run_suite, summary_table
+from tools.json_schema_suite import GroupResult, run_suite, summary_table
 
 BASELINE = Path(__file__).resolve().parent / "data" / "json_schema_suite_baseline.json"
 
@@ -33,7 +33,7 @@ def test_nothing_crashes(results: list[GroupResult]) -> None:
 
 def test_ratchet_no_passing_group_regresses(results: list[GroupResult]) -> None:
     """Every group recorded as passing in the committed baseline still compiles and passes.
-    Refresh with ``python -m grammar_decode.oracle.json_schema_suite --write-baseline
+    Refresh with ``python tools/json_schema_suite.py --write-baseline
     tests/data/json_schema_suite_baseline.json`` when coverage grows."""
     baseline = set(json.loads(BASELINE.read_text(encoding="utf-8"))["passing"])
     passing = {r.group for r in results if r.passed}
@@ -49,7 +49,7 @@ def test_random_logits_documents_of_every_compiled_group_validate(results: list[
     import numpy as np
 
     import grammar_decode as gd
-    from grammar_decode.oracle.json_schema_suite import VALIDATORS, draft_of, groups, suite_dir
+    from tools.json_schema_suite import VALIDATORS, draft_of, groups, suite_dir
 
     compiled = {r.group for r in results if r.compiled}
     rng = np.random.default_rng(7)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from documents import SLOW_OK, grammar_for, is_valid, literal_text
-from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 import grammar_decode as gd
 
 
@@ -159,19 +159,18 @@ def test_array_counts_are_exact(bounds: tuple[int, int | None, int, int | None],
 
 
 @pytest.mark.parametrize("whitespace", ["flexible", "compact"])
-def test_logarithmic_item_counts_are_exact(monkeypatch: pytest.MonkeyPatch, whitespace: str) -> None:
-    """The O(log bound) construction large bounds use, forced onto small bounds: every count from
-    0 to 12 against every (minItems, maxItems) up to 9, judged by the validator."""
-    from grammar_decode.frontends import json_arrays
-
-    monkeypatch.setattr(json_arrays, "MAX_LINEAR_ITEMS", 0)
+def test_logarithmic_item_counts_are_exact(whitespace: str) -> None:
+    """The O(log bound) construction large bounds use, forced onto small bounds
+    (``Limits.linear_items`` 0): every count from 0 to 12 against every (minItems, maxItems) up to
+    9, judged by the validator."""
+    forced = gd.Limits(linear_items=0)
     separators = (",", ":") if whitespace == "compact" else (", ", ": ")
     for low in range(0, 6):
         for high in [None, *range(max(low, 1), 10)]:
             schema: dict[str, Any] = {"type": "array", "items": {"type": "integer"}, "minItems": low}
             if high is not None:
                 schema["maxItems"] = high
-            grammar = gd.compile_json_schema(schema, whitespace=whitespace)
+            grammar = gd.compile_json_schema(schema, whitespace=whitespace, limits=forced)
             for count in range(13):
                 doc = json.dumps(list(range(count)), separators=separators).encode()
                 assert grammar.accepts(doc) == is_valid(schema, doc), (schema, count)

@@ -18,7 +18,6 @@ from grammar_decode.integrations import llama_cpp_setup  # noqa: E402
 from grammar_decode.integrations.llama_cpp import (  # noqa: E402
     LlamaCppLogitsProcessor,
     LlamaLogits,
-    vocabulary_from_llama,
 )
 
 from conftest import MEASUREMENTS, PERSON, TAGS, validate  # noqa: E402
@@ -38,7 +37,7 @@ def llama() -> "llama_cpp.Llama":
 
 @pytest.fixture(scope="module")
 def vocab(llama) -> gd.Vocabulary:
-    return vocabulary_from_llama(llama).prepare()
+    return gd.Vocabulary.from_llama(llama).prepare()
 
 
 def test_vocabulary_matches_llama_cpp_detokenizer(llama, vocab: gd.Vocabulary) -> None:
@@ -109,11 +108,11 @@ def test_gguf_reader_is_never_more_permissive_than_llama_cpp(name: str) -> None:
     """On every vocabulary file: whatever from_gguf allows inside a document, llama.cpp renders
     as the same bytes and does not stop on; every id llama.cpp stops on is EOS for from_gguf.
     (The one known difference is conservative: gemma-4's "</s>" is EOS here, text for llama.cpp.)"""
-    from grammar_decode.vocab_files import vocab_path
+    from tools.vocab_files import vocab_path
 
     path = str(vocab_path(name))
     ours = gd.Vocabulary.from_gguf(path)
-    theirs = vocabulary_from_llama(llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False))
+    theirs = gd.Vocabulary.from_llama(llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False))
     ordinary = ours.ordinary_mask()
     assert not (ordinary & ~theirs.ordinary_mask()).any()
     assert all(ours.token_bytes(i) == theirs.token_bytes(i) for i in np.flatnonzero(ordinary).tolist())

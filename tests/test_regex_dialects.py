@@ -215,7 +215,7 @@ def test_a_complement_read_under_both_dialects_is_caught(monkeypatch: pytest.Mon
     rule) accepts rows of the table above: the table can fail."""
     import json
 
-    from grammar_decode.frontends import json_schema
+    from grammar_decode.frontends.json_schema import schema as json_schema
 
     exact = json_schema.JsonSchemaCompiler.pattern_body
     monkeypatch.setattr(json_schema.JsonSchemaCompiler, "pattern_body",

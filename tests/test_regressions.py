@@ -13,7 +13,7 @@ from conftest import require
 require("regex")
 
 import grammar_decode as gd
-from grammar_decode.frontends.json_lexemes import EXPONENT_DIGITS_MAX
+from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from grammar_decode._gguf import read_metadata
-from grammar_decode.token_text import gpt2_unicode_to_bytes
-from grammar_decode.vocab_files import VOCAB_NAMES, vocab_path
+from grammar_decode.vocab.gguf import read_metadata
+from grammar_decode.vocab.token_text import gpt2_unicode_to_bytes
+from tools.vocab_files import VOCAB_NAMES, vocab_path
 
 from conftest import load_vocab, require
 

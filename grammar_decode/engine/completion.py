@@ -23,11 +23,9 @@ import weakref
 from ..lru import ByteBoundedLRU
 from .lexer import DEAD
 from ..ir.grammar import INFINITE, shortest_derivations
+from ..limits import active, check_deadline
 from .parser import END, ROOT, Cont, ParseState
 from .recognizer import Recognizer, State
-
-#: Longest canonical completion ``completion`` materialises (bytes).
-MAX_COMPLETION = 1 << 16
 
 _MISSING = object()
 
@@ -38,13 +36,21 @@ class Completions:
 
     def __init__(self, recognizer: Recognizer, max_cache_bytes: int = 32 << 20) -> None:
         self.recognizer = recognizer
+        #: longest canonical completion followed (bytes): ``Limits.completion_bytes`` when built
+        self.limit = active().completion_bytes
         parser = recognizer.parser
         exprs = recognizer.exprs
-        self.lexeme_min = [exprs.min_length(e) for e in recognizer.grammar.lexeme_exprs]
+        self.lexeme_min = []
+        for index, expr in enumerate(recognizer.grammar.lexeme_exprs):
+            if not index & 255:
+                check_deadline()
+            self.lexeme_min.append(exprs.min_length(expr))
         symbols = parser.symbols
         # fewest bytes per rewritten rule
         alternatives = []
-        for firsts in parser.firsts:
+        for index, firsts in enumerate(parser.firsts):
+            if not index & 1023:
+                check_deadline()
             alts = []
             for first in firsts:
                 position = first
@@ -52,7 +58,9 @@ class Completions:
                     position += 1
                 alts.append(tuple(symbols[first:position]))
             alternatives.append(alts)
+        check_deadline()
         rule_min = shortest_derivations(alternatives, lambda t: self.lexeme_min[t])
+        check_deadline()
         # rest[p]: fewest bytes from position p to the end of its alternative
         rest = [0] * len(symbols)
         for position in range(len(symbols) - 1, -1, -1):
@@ -192,10 +200,12 @@ class Completions:
         self._links.put(state, link, 96)
         return link
 
-    def path(self, state: State, limit: int = MAX_COMPLETION) -> tuple[bytes, list[State]] | None:
+    def path(self, state: State, limit: int | None = None) -> tuple[bytes, list[State]] | None:
         """The canonical completion of ``state`` and the states along it (``len(states) ==
         len(text) + 1``, the last one complete); None where there is none to vouch for or it is
-        longer than ``limit``."""
+        longer than ``limit`` (default ``self.limit``)."""
+        if limit is None:
+            limit = self.limit
         need = self.min_bytes(state)
         if need >= min(limit, INFINITE) + 1:
             return None
@@ -215,6 +225,6 @@ class Completions:
 
     def completion(self, state: State) -> bytes | None:
         """The canonical completion of ``state`` (see the module docstring), or None where the
-        bound is not exact or the completion is longer than ``MAX_COMPLETION``."""
+        bound is not exact or the completion is longer than ``self.limit``."""
         found = self.path(state)
         return None if found is None else found[0]

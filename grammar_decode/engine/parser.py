@@ -29,9 +29,10 @@ import threading
 import weakref
 from typing import Iterable
 
+from ..limits import check_deadline
 from ..errors import GrammarAdmitsNothing, GrammarError
 from ..ir.grammar import Grammar
-from .transform import DEFAULT_MAX_SIZE, rewrite
+from .transform import rewrite
 
 END = 1 << 62  # the symbol past the last of an alternative (neither a lexeme nor a rule)
 
@@ -94,7 +95,7 @@ class ParseState:
 class Parser:
     """Tables for one grammar, and the interning of its states. Built once per grammar."""
 
-    def __init__(self, grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> None:
+    def __init__(self, grammar: Grammar, max_size: int | None = None) -> None:
         rewritten = rewrite(grammar, max_size)
         symbols: list[int] = []
         firsts: list[tuple[int, ...]] = []
@@ -113,7 +114,9 @@ class Parser:
         self._conts: "weakref.WeakValueDictionary[tuple, Cont]" = weakref.WeakValueDictionary()
         self._states: "weakref.WeakValueDictionary[tuple, ParseState]" = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        check_deadline()
         self.limit = None if grammar.max_depth is None else _DepthLimit(self, grammar)
+        check_deadline()
         threads: dict[int, set[Cont]] = {}
         for position in firsts[rewritten.start]:
             self._expand(position, frozenset((ROOT,)), threads)
@@ -235,6 +238,8 @@ class _DepthLimit:
         users: dict[int, list[int]] = {}
         unknown: dict[int, int] = {}  # alternative -> rule symbols in it whose net is not known yet
         for index, (_rule, first) in enumerate(alternatives):
+            if not index & 1023:
+                check_deadline()
             position = first
             count = 0
             while symbols[position] != END:
@@ -246,7 +251,11 @@ class _DepthLimit:
         # each rule's net, from its first alternative whose rules are all known (a worklist: linear)
         rule_net: dict[int, int] = {}
         ready = [index for index, count in unknown.items() if count == 0]
+        steps = 0
         while ready:
+            steps += 1
+            if not steps & 1023:
+                check_deadline()
             rule, first = alternatives[ready.pop()]
             if rule in rule_net:
                 continue
@@ -255,7 +264,9 @@ class _DepthLimit:
                 unknown[index] -= 1
                 if unknown[index] == 0:
                     ready.append(index)
-        for rule, first in alternatives:
+        for index, (rule, first) in enumerate(alternatives):
+            if not index & 1023:
+                check_deadline()
             if self._alternative_net(first, rule_net) != rule_net.get(rule):
                 raise GrammarError(f"rule {parser.rule_names[rule]!r} changes the nesting depth by different "
                                    "amounts: a depth limit needs a fixed one")
@@ -267,6 +278,9 @@ class _DepthLimit:
         rule_peak = [inf] * len(firsts)
         work = list(range(len(alternatives)))
         while work:
+            steps += 1
+            if not steps & 1023:
+                check_deadline()
             rule, first = alternatives[work.pop()]
             value = self._rest_peak(first, peak, rule_peak, inf)
             if value < rule_peak[rule]:
@@ -277,6 +291,8 @@ class _DepthLimit:
         self.peak_rest = [0] * len(symbols)
         self.net_rest = [0] * len(symbols)
         for position in range(len(symbols) - 1, -1, -1):
+            if not position & 4095:
+                check_deadline()
             symbol = symbols[position]
             if symbol == END:
                 continue

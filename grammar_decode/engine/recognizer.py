@@ -24,10 +24,10 @@ from __future__ import annotations
 import weakref
 from typing import Iterable, Union
 
+from ..limits import check_deadline
 from ..ir.grammar import Grammar
 from .lexer import DEAD, Lexer
 from .parser import ParseState, Parser
-from .transform import DEFAULT_MAX_SIZE
 
 State = tuple[int, ParseState, bool]
 
@@ -35,13 +35,15 @@ State = tuple[int, ParseState, bool]
 class Recognizer:
     """Lexer and parser of one grammar; vocabulary-independent, shared by every matcher."""
 
-    def __init__(self, grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> None:
+    def __init__(self, grammar: Grammar, max_size: int | None = None) -> None:
         self.grammar = grammar
         self.exprs = grammar.exprs
         self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs)
         self.parser = Parser(grammar, max_size)
         self._starts: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
+        check_deadline()
         self.initial: State = self.boundary(self.parser.initial)
+        check_deadline()
 
     def lexer_start(self, parse: ParseState) -> int:
         """The lexer state that begins the lexeme after ``parse`` (cached per parse state)."""

@@ -22,11 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import GrammarAdmitsNothing, GrammarError, GrammarTooLarge
+from ..limits import active, check_deadline
 from ..ir.grammar import INFINITE, Alternative, Grammar, Symbol, shortest_derivations
-
-#: Default limit on the total number of symbols in the rewritten grammar.
-DEFAULT_MAX_SIZE = 2_000_000
-
 
 @dataclass
 class Rewritten:
@@ -39,7 +36,11 @@ class Rewritten:
     start_nullable: bool
 
 
-def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
+def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
+    """The grammar rewritten for the parser (steps in the module docstring); ``max_size``
+    symbols at most (default ``Limits.grammar_size``), else ``GrammarTooLarge``."""
+    if max_size is None:
+        max_size = active().grammar_size
     if grammar.start is None:
         raise GrammarError("the grammar has no start symbol")
     names = list(grammar.rule_names)
@@ -52,7 +53,12 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
     start_rule = ~start
 
     # 1. productive, then reachable
-    empty_lexemes = {i for i, e in enumerate(grammar.lexeme_exprs) if grammar.exprs.is_empty(e)}
+    empty_lexemes = set()
+    for index, expr in enumerate(grammar.lexeme_exprs):
+        if not index & 255:
+            check_deadline()
+        if grammar.exprs.is_empty(expr):
+            empty_lexemes.add(index)
     rules = [[alt for alt in alts if not any(s in empty_lexemes for s in alt)] for alts in rules]
     productive = _productive(rules)
     if not productive[start_rule]:
@@ -83,6 +89,8 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
     nullable = _nullable(rules)
     start_nullable = nullable[start_rule]
     for index, alts in enumerate(rules):
+        if not index & 1023:
+            check_deadline()
         variants: dict[Alternative, None] = {}
         for alt in alts:
             options: list[list[Symbol]] = [[]]
@@ -106,6 +114,8 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
         units.append({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0})
     closure = []
     for index in range(len(rules)):
+        if not index & 255:
+            check_deadline()
         seen = {index}
         stack = [index]
         while stack:
@@ -114,15 +124,18 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
                     seen.add(other)
                     stack.append(other)
         closure.append(seen)
+    check_deadline()
     rules = [list(dict.fromkeys(alt for other in sorted(closure[index]) for alt in rules[other]
                                 if not (len(alt) == 1 and alt[0] < 0)))
              for index in range(len(rules))]
+    check_deadline()
     rules = _reachable_only(rules, start_rule)
     _check(rules, max_size)
 
     # 5. left recursion
     for component in _left_recursive_components(rules):
         for i, rule in enumerate(component):
+            check_deadline()
             for earlier in component[:i]:
                 replaced: list[Alternative] = []
                 for alt in rules[rule]:
@@ -144,9 +157,11 @@ def rewrite(grammar: Grammar, max_size: int = DEFAULT_MAX_SIZE) -> Rewritten:
 
 
 def _check(rules: list[list[Alternative]], max_size: int) -> None:
+    check_deadline()
     size = sum(len(alt) + 1 for alts in rules for alt in alts)
     if size > max_size:
-        raise GrammarTooLarge(f"the grammar grows past {max_size:,} symbols when rewritten for the parser")
+        raise GrammarTooLarge(f"the grammar grows past {max_size:,} symbols when rewritten for the parser "
+                              "(Limits.grammar_size)")
 
 
 def _productive(rules: list[list[Alternative]]) -> list[bool]:
@@ -180,6 +195,8 @@ def _left_recursive_components(rules: list[list[Alternative]]) -> list[list[int]
     components: list[list[int]] = []
     counter = 0
     for root in range(len(rules)):
+        if not root & 1023:
+            check_deadline()
         if root in index_of:
             continue
         work = [(root, 0)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..engine.compiled import CompiledGrammar
 from ..errors import GrammarError, UnsupportedRegexError
 from ..ir.grammar import Grammar
 from .regex import translate
@@ -58,14 +57,9 @@ def _flags(pattern: Any, name: str) -> int:
     return flags
 
 
-def compile_grammar(text: str, start: str = "start") -> CompiledGrammar:
-    """Compile a Lark grammar; the constraint is its rule ``start``.
-
-    Raises:
-        GrammarError: invalid grammar text, a terminal or rule that is referenced but never
-            defined (``%declare``), or a grammar that admits no text.
-        UnsupportedRegexError: a terminal uses a regex construct the engine refuses.
-    """
+def lark_grammar(text: str, start: str = "start") -> Grammar:
+    """The grammar IR of a Lark grammar, started at rule ``start`` (raises what
+    ``compile_grammar`` documents)."""
     if not isinstance(text, str):
         raise TypeError(f"a grammar is a str, not {type(text).__name__}")
     terminals, rules, ignore = _load(text, start)
@@ -105,4 +99,4 @@ def compile_grammar(text: str, start: str = "start") -> CompiledGrammar:
     if start not in symbols:
         raise GrammarError(f"the grammar has no rule {start!r}")
     grammar.start = symbols[start]
-    return CompiledGrammar(grammar, f"lark grammar (start {start!r})")
+    return grammar

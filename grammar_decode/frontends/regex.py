@@ -24,7 +24,6 @@ import sys
 import threading
 from typing import Any, Callable, Literal
 
-from ..engine.compiled import CompiledGrammar
 from ..errors import GrammarAdmitsNothing, GrammarError, UnsupportedRegexError
 from ..ir import utf8
 from ..ir.grammar import Grammar
@@ -341,18 +340,13 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0, *, search: bool = Fa
         raise GrammarError(f"the regular expression {pattern!r} is nested too deeply") from exc
 
 
-def compile_regex(pattern: str, flags: int = 0) -> CompiledGrammar:
-    """Compile a Python regular expression: the texts the grammar accepts are exactly the UTF-8
-    encodings of the strings ``re.fullmatch(pattern, s, flags)`` matches.
-
-    Raises:
-        GrammarError: invalid syntax; ``GrammarAdmitsNothing`` for a pattern that matches nothing.
-        UnsupportedRegexError: lookaround, backreferences, word boundaries, possessive repeats,
-            atomic groups, local case-insensitive groups, or an anchor away from the text's ends.
-    """
+def regex_grammar(pattern: str, flags: int = 0) -> Grammar:
+    """The grammar IR of a Python regular expression: one lexeme whose texts are exactly the UTF-8
+    encodings of the strings ``re.fullmatch(pattern, s, flags)`` matches (raises what
+    ``compile_regex`` documents)."""
     grammar = Grammar()
     expr = translate(grammar.exprs, pattern, flags)
     if grammar.exprs.is_empty(expr):
         raise GrammarAdmitsNothing(f"the regular expression {pattern!r} matches nothing")
     grammar.start = grammar.token(expr, "regex")
-    return CompiledGrammar(grammar, f"regex {pattern!r}")
+    return grammar

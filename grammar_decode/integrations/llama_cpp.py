@@ -11,36 +11,9 @@ from typing import Any, Sequence
 import llama_cpp
 import numpy as np
 
-from ..engine.compiled import CompiledGrammar, Matcher
+from ..grammar import CompiledGrammar
+from ..matcher import Matcher
 from ..vocab import Vocabulary
-
-
-def vocabulary_from_llama(llama: "llama_cpp.Llama") -> Vocabulary:
-    """The vocabulary of a loaded model, asked of llama.cpp itself, id by id: the bytes it renders
-    for the token (``llama_token_to_piece`` without special rendering), end-of-generation ids
-    (``llama_vocab_is_eog``) as EOS, and control, unknown and unused ids as special. So the mask
-    agrees with what llama.cpp prints and where it stops. O(V) calls, ~0.5 s for 262k tokens."""
-    model_vocab = llama_cpp.llama_model_get_vocab(llama.model)
-    size = llama_cpp.llama_vocab_n_tokens(model_vocab)
-    if size != llama.n_vocab():
-        raise ValueError(f"llama.cpp lists {size} tokens but the model has {llama.n_vocab()} logits")
-    buffer = ctypes.create_string_buffer(4096)
-    never = (llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
-             | llama_cpp.LLAMA_TOKEN_ATTR_UNUSED)
-    tokens: list[bytes] = []
-    eos: list[int] = []
-    special: list[int] = []
-    for token_id in range(size):
-        length = llama_cpp.llama_token_to_piece(model_vocab, token_id, buffer, len(buffer), 0, False)
-        if length < 0:
-            raise ValueError(f"token {token_id} renders to more than {len(buffer)} bytes")
-        tokens.append(buffer.raw[:length])
-        if llama_cpp.llama_vocab_is_eog(model_vocab, token_id):
-            eos.append(token_id)
-            special.append(token_id)
-        elif llama_cpp.llama_vocab_get_attr(model_vocab, token_id) & never:
-            special.append(token_id)
-    return Vocabulary(tokens, eos_token_ids=eos, special_token_ids=special)
 
 
 class LlamaLogits:

@@ -35,7 +35,32 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
-from ..vocab_files import LLAMA_CPP_PYTHON_VERSION, cache_root, download_sdist
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+
+
+def cache_root() -> Path:
+    """``$GRAMMAR_DECODE_CACHE`` or ``~/.cache/grammar-decode``."""
+    root = os.environ.get("GRAMMAR_DECODE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "grammar-decode")
+    return Path(root)
+
+
+def download_sdist() -> Path:
+    """The llama-cpp-python source distribution, downloaded once into ``cache_root() / "sdist"``."""
+    folder = cache_root() / "sdist"
+    name = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+    if (folder / name).is_file():
+        return folder / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        print(f"fetching llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} sdist...", file=sys.stderr)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
+             f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}", "-d", tmp],
+            check=True,
+        )
+        (Path(tmp) / name).replace(folder / name)
+    return folder / name
+
 
 #: CMake flags of the portable build: llama.cpp then enables SSE4.2/AVX/AVX2/FMA/F16C/BMI2 and
 #: nothing newer (its defaults when native detection is off).

@@ -39,7 +39,8 @@ import torch
 from transformers import LogitsProcessor
 
 from ..errors import TokenRejected
-from ..engine.compiled import CompiledGrammar, Matcher
+from ..grammar import CompiledGrammar
+from ..matcher import Matcher
 from ..vocab import Vocabulary
 
 #: Most cached mask plans per cache (index tensors; one per distinct mask / (state, tokens left)).

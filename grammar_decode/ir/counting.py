@@ -15,12 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import RegexTooComplex
+from ..limits import active
 from .kinds import CONCAT_KIND, EPSILON, NOTHING, REPEAT_KIND
-
-#: Most states of an intersection with a counter that ``_counted_min`` solves by counting
-#: (min-plus products cost n³; past this, the derivative search answers, within its fuel).
-MAX_COUNTED_STATES = 128
-
 
 
 class CountedIntersections:
@@ -64,7 +60,7 @@ class CountedIntersections:
                 if nxt != NOTHING and nxt not in seen:
                     seen.add(nxt)
                     if len(seen) > fuel:
-                        raise RegexTooComplex(f"more than {fuel} derivative states explored")
+                        raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
                     work.append(nxt)
         return not (self.nullable[item] and self.first_bytes(item))
 
@@ -90,7 +86,7 @@ class CountedIntersections:
                         continue
                     seen.add((nx, ny))
                     if len(seen) > fuel:
-                        raise RegexTooComplex(f"more than {fuel} derivative states explored")
+                        raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
                     following.append((nx, ny))
             frontier = following
             depth += 1
@@ -105,7 +101,7 @@ class CountedIntersections:
         (or any number), are min-plus matrix powers by repeated squaring. Cost O(n³ log lo) for n
         such states, whatever the bounds (``[a-z]{100000} & .*x.*`` costs what ``{10}`` does).
         Counters over the same (prefix-free) unit are one count with the tighter bounds. Past
-        ``MAX_COUNTED_STATES`` states, ``NotImplemented``: the caller searches instead."""
+        ``Limits.counted_states`` states, ``NotImplemented``: the caller searches instead."""
         members = list(self.args[item])  # type: ignore[arg-type]
         counters = {m: c for m in members if (c := self._counter_of(m)) is not None}
         if not counters:
@@ -138,7 +134,7 @@ class CountedIntersections:
             for nxt in edges[node]:
                 if nxt not in index:
                     index[nxt] = len(index)
-                    if len(index) > MAX_COUNTED_STATES:
+                    if len(index) > active().counted_states:
                         return NotImplemented  # too many for matrices: the derivative search decides
                     work.append(nxt)
         n = len(index)

@@ -20,6 +20,7 @@ import math
 from typing import Callable, Iterable, Sequence
 
 from ..errors import GrammarError
+from ..limits import check_deadline
 from .regex import NOTHING, ExprSet
 
 Symbol = int
@@ -127,6 +128,8 @@ def shortest_derivations(rules: Sequence[Sequence[Alternative]], lexeme_cost: Ca
     partial: list[int] = []
     heap: list[tuple[int, int]] = []
     for rule, alternatives in enumerate(rules):
+        if not rule & 1023:
+            check_deadline()
         for alternative in alternatives:
             index = len(owner)
             owner.append(rule)
@@ -150,11 +153,15 @@ def shortest_derivations(rules: Sequence[Sequence[Alternative]], lexeme_cost: Ca
             if waiting == 0:
                 heapq.heappush(heap, (total, rule))
     final = [False] * len(rules)
+    done = 0
     while heap:
         cost, rule = heapq.heappop(heap)
         if final[rule]:
             continue
         final[rule] = True
+        done += 1
+        if not done & 1023:
+            check_deadline()
         best[rule] = cost
         for index in uses[rule]:
             if remaining[index] <= 0:

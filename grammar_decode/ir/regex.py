@@ -26,17 +26,16 @@ import threading
 from collections import deque
 from typing import Iterable, Iterator
 
+from ..limits import active, check_deadline
 from ..errors import RegexTooComplex
 from .counting import CountedIntersections
 from .kinds import (ALL_BYTES, AND_KIND, ANYTHING, BYTES_KIND, CONCAT_KIND, EPSILON, EPSILON_KIND, LITERAL_KIND,
                     LONG_LITERAL, NOT_KIND, NOTHING, NOTHING_KIND, OR_KIND, REPEAT_KIND)
 
-__all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "DEFAULT_FUEL", "EPSILON", "EPSILON_KIND",
+__all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "EPSILON", "EPSILON_KIND",
            "ExprSet", "LITERAL_KIND", "LONG_LITERAL", "NOT_KIND", "NOTHING", "NOTHING_KIND", "OR_KIND", "REPEAT_KIND",
            "RegexTooComplex", "byte_mask", "byte_range", "partition_of"]
 
-#: Default number of derivative states ``is_empty`` and ``shortest`` may explore per question.
-DEFAULT_FUEL = 20_000
 
 
 
@@ -439,13 +438,15 @@ class ExprSet(CountedIntersections):
     def _has_boolean(self, item: int) -> bool:
         return any(self.kind[n] in (AND_KIND, NOT_KIND) for n in self.subterms(item))
 
-    def is_empty(self, item: int, fuel: int = DEFAULT_FUEL) -> bool:
+    def is_empty(self, item: int, fuel: int | None = None) -> bool:
         """Whether ``item`` matches nothing at all. Structural without ``&``/``¬``; otherwise a
         breadth-first search over derivatives by byte class, cached per node."""
         if item == NOTHING:
             return True
         if self.nullable[item]:
             return False
+        if fuel is None:
+            fuel = active().regex_states
         cached = self._empty.get(item)
         if cached is not None:
             return cached
@@ -499,11 +500,13 @@ class ExprSet(CountedIntersections):
                     continue
                 seen.add(nxt)
                 if len(seen) > fuel:
-                    raise RegexTooComplex(f"more than {fuel} derivative states explored")
+                    raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
+                if not len(seen) & 127:
+                    check_deadline()
                 queue.append((nxt, path + bytes([byte])))
         return None
 
-    def min_length(self, item: int, fuel: int = DEFAULT_FUEL) -> int | None:
+    def min_length(self, item: int, fuel: int | None = None) -> int | None:
         """Length of the shortest string ``item`` matches (None if none). Structural, O(size),
         without ``&``/``¬`` (so ``x{100000}`` costs nothing); with them, structural through
         concatenations, unions and repeats down to the ``&``/``¬`` nodes, where an intersection
@@ -511,6 +514,8 @@ class ExprSet(CountedIntersections):
         found = self._min.get(item, -1)
         if found != -1:
             return found
+        if fuel is None:
+            fuel = active().regex_states
         kind = self.kind[item]
         args = self.args[item]
         result: int | None
@@ -576,11 +581,11 @@ class ExprSet(CountedIntersections):
         memo[item] = result
         return result
 
-    def shortest(self, item: int, fuel: int = DEFAULT_FUEL) -> bytes | None:
+    def shortest(self, item: int, fuel: int | None = None) -> bytes | None:
         """The canonical shortest string of ``item``: shortest, then least bytewise; following
         its first byte, the shortest string of the derivative is the rest of it. Materialises the
         string: use ``min_length`` for lengths."""
-        return self._search_nullable(item, fuel)
+        return self._search_nullable(item, active().regex_states if fuel is None else fuel)
 
     def describe(self, item: int) -> str:
         """A readable rendering (for errors and debugging), not a parseable syntax."""

@@ -11,7 +11,7 @@ A mask after recognizer state ``(lex, parse, fresh)`` is the union of
 
 Whole masks are assembled from the two (a copy of the lexeme part, O(V)) and the most recent ones
 kept in a small cache for the states a generation loop revisits. Every cache is an LRU bounded in
-bytes (``max_cache_bytes`` in all); ``cache_info`` reports entries, bytes, hits and misses. Masks
+bytes (``Limits.cache_bytes`` in all); ``cache_info`` reports entries, bytes, hits and misses. Masks
 handed out are read-only.
 """
 
@@ -21,22 +21,19 @@ import weakref
 
 import numpy as np
 
-from ..engine.completion import MAX_COMPLETION, Completions
+from ..engine.completion import Completions
 from ..engine.lexer import DEAD
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer, State
-from ..trie import TokenTrie
+from ..vocab import TokenTrie
+from ..limits import DEFAULT_LIMITS, Limits, applied
+from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import pack_mask
-from ..lru import HITS, VALUE, ByteBoundedLRU
-from .slices import plain_run, plain_successor
+from .slices import plain_run, plain_successor, string_slice
 from .walk import Boundary, boundary_walk, lexeme_walk
 
 _UNKNOWN = object()
-
-#: Default byte budget of one masker's caches (both levels together).
-DEFAULT_CACHE_BYTES = 256 << 20
-
 
 #: ``finish_tokens`` of a state whose canonical completion this vocabulary cannot spell, or that
 #: has none the budget can vouch for.
@@ -64,14 +61,16 @@ class _BoundaryPart:
 class Masker:
     """Computes and caches masks; shared by every matcher of one grammar and vocabulary."""
 
-    def __init__(self, recognizer: Recognizer, vocab: Vocabulary, max_cache_bytes: int = DEFAULT_CACHE_BYTES,
+    def __init__(self, recognizer: Recognizer, vocab: Vocabulary, limits: Limits = DEFAULT_LIMITS,
                  completions: Completions | None = None) -> None:
+        max_cache_bytes = limits.cache_bytes
+        self.limits = limits
         self.recognizer = recognizer
         # a proxy: grammars keep maskers in a WeakKeyDictionary keyed by the vocabulary
         self.vocab: Vocabulary = weakref.proxy(vocab)
         self.size = len(vocab)
         self.trie = vocab.trie
-        self.slice = vocab.string_slice
+        self.slice = string_slice(vocab)
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self.ordinary = vocab.ordinary_mask()  # read-only, cached by the vocabulary
         self._lexeme_parts: ByteBoundedLRU[_LexemePart] = ByteBoundedLRU(max_cache_bytes // 2)
@@ -132,6 +131,12 @@ class Masker:
             entry[HITS] += 1
             return entry[VALUE]
         self.mask_cache.misses += 1
+        if self.limits is not DEFAULT_LIMITS:  # lazy lexer and parser work runs under the grammar's limits
+            with applied(self.limits):
+                return self._new_mask(state)
+        return self._new_mask(state)
+
+    def _new_mask(self, state: State) -> np.ndarray:
         lex, parse, _fresh = state
         if lex == DEAD:
             mask = np.zeros(self.size, dtype=bool)
@@ -174,7 +179,7 @@ class Masker:
         if found is not None:
             return found
         completions = self.completions
-        if completions.min_bytes(state) > MAX_COMPLETION:
+        if completions.min_bytes(state) > completions.limit:
             self._finish.put(state, UNREACHABLE, 96)
             return UNREACHABLE
         accepting = self.recognizer.is_accepting
@@ -183,7 +188,7 @@ class Masker:
         current = state
         while not accepting(current):
             link = completions.next_byte(current)
-            if link is None or len(text) >= MAX_COMPLETION:
+            if link is None or len(text) >= completions.limit:
                 for unreachable in states:
                     self._finish.put(unreachable, UNREACHABLE, 96)
                 return UNREACHABLE

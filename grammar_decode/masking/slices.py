@@ -19,9 +19,13 @@ lexer state by the caller.
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
+import numpy as np
+
 from ..engine.lexer import DEAD, Lexer
+from ..vocab import TokenTrie, Vocabulary
 
 #: Most (lexer state, UTF-8 position) pairs explored before giving up (the slice then does not
 #: apply and the whole trie is walked: slower, never wrong).
@@ -33,6 +37,58 @@ _PLAIN_ASCII = [b for b in range(0x20, 0x80) if b not in (0x22, 0x5C)]
 _LEADS = [((0xC2, 0xDF), 1, (0x80, 0xBF)), ((0xE0, 0xE0), 2, (0xA0, 0xBF)), ((0xE1, 0xEC), 2, (0x80, 0xBF)),
           ((0xED, 0xED), 2, (0x80, 0x9F)), ((0xEE, 0xEF), 2, (0x80, 0xBF)), ((0xF0, 0xF0), 3, (0x90, 0xBF)),
           ((0xF1, 0xF3), 3, (0x80, 0xBF)), ((0xF4, 0xF4), 3, (0x80, 0x8F))]
+
+
+# One or more characters that may stand unescaped inside a JSON string, as whole UTF-8 sequences:
+# printable ASCII but '"' and '\\', or a well-formed multi-byte character (no surrogates).
+_PLAIN_STRING = re.compile(
+    rb"(?:[\x20\x21\x23-\x5B\x5D-\x7F]|[\xC2-\xDF][\x80-\xBF]|\xE0[\xA0-\xBF][\x80-\xBF]"
+    rb"|[\xE1-\xEC\xEE\xEF][\x80-\xBF]{2}|\xED[\x80-\x9F][\x80-\xBF]|\xF0[\x90-\xBF][\x80-\xBF]{2}"
+    rb"|[\xF1-\xF3][\x80-\xBF]{3}|\xF4[\x80-\x8F][\x80-\xBF]{2})+"
+)
+
+
+class StringSlice:
+    """The tokens that are entirely plain string content, precomputed once per vocabulary.
+
+    In a lexer state that loops on plain text (inside an unconstrained JSON string, between
+    characters), every such token is allowed and leads back to that very state, so a mask there is
+    ``plain`` plus a walk over the small trie of the remaining tokens (those with a quote, a
+    backslash, a control byte or a partial UTF-8 character). On GPT-2, 49,722 of 50,257 tokens
+    are plain (the rest trie has 637 nodes); on Gemma 3, 254,292 of 262,144 (2,288 nodes). Built
+    once per vocabulary (``string_slice``), ~0.3 s for 262k tokens.
+    """
+
+    def __init__(self, tokens: "tuple[bytes, ...] | list[bytes]", ordinary: np.ndarray) -> None:
+        plain = np.array([bool(t) and _PLAIN_STRING.fullmatch(t) is not None for t in tokens], dtype=bool)
+        self.plain = plain & ordinary
+        self.plain.flags.writeable = False
+        self.rest = TokenTrie(tokens, ordinary & ~self.plain)
+        #: characters (code points) of each plain token; 0 elsewhere
+        chars = np.zeros(len(tokens), dtype=np.int32)
+        for token_id in np.flatnonzero(self.plain).tolist():
+            chars[token_id] = len(tokens[token_id].decode("utf-8"))
+        chars.flags.writeable = False
+        self.chars = chars
+        self.longest = int(chars.max(initial=0))
+        self._up_to: dict[int, np.ndarray] = {}
+
+    def up_to(self, count: int) -> np.ndarray:
+        """The plain tokens of at most ``count`` characters (read-only; cached per count). O(V)
+        the first time."""
+        count = min(count, self.longest)
+        found = self._up_to.get(count)
+        if found is None:
+            found = self.plain & (self.chars <= count) if count < self.longest else self.plain
+            found.flags.writeable = False
+            self._up_to[count] = found
+        return found
+
+
+def string_slice(vocab: Vocabulary) -> StringSlice:
+    """The vocabulary's string slice, built on first use and kept with the vocabulary (shared by
+    every grammar masked over it)."""
+    return vocab.derived(StringSlice, lambda v: StringSlice(v.tokens, v.ordinary_mask()))
 
 
 def plain_successor(lexer: Lexer, state: int) -> int | None:

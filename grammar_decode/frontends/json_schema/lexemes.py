@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import Iterable, Iterator
 
-from ..ir import utf8
-from ..ir.grammar import Grammar, Symbol
-from ..ir.regex import ExprSet, byte_mask, byte_range
+from ...ir import utf8
+from ...ir.grammar import Grammar, Symbol
+from ...ir.regex import ExprSet, byte_mask, byte_range
 
 INTEGER_DIGITS_MAX = 20
 EXPONENT_DIGITS_MAX = 2

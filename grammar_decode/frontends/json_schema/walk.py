@@ -1,31 +1,18 @@
 """The schema positions of a JSON Schema document, and one walk over them.
 
-Which keywords hold subschemas (``SCHEMA_KEYWORDS``...), how a JSON pointer grows by one token,
-and ``schema_objects``: every schema object reached through those positions, once, parents before
-children, never entering ``enum``/``const``/``examples`` values; nested ``MAX_SCHEMA_DEPTH`` levels
+``schema_objects``: every schema object reached through those positions, once, parents before
+children, never entering ``enum``/``const``/``examples`` values; nested ``Limits.schema_depth`` levels
 or deeper is a ``SchemaError`` (the compiler recurses once per level). Shared by the draft
-analysis (``json_drafts``) and the reference index (``json_refs``).
+analysis (``drafts``) and the reference index (``refs``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional
 
-from ..errors import SchemaError
-
-#: Keywords whose value is a schema / a list of schemas / an object of schemas.
-SCHEMA_KEYWORDS = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if",
-                   "then", "else", "unevaluatedItems", "unevaluatedProperties")
-SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-
-#: Deepest nesting of schema objects read.
-MAX_SCHEMA_DEPTH = 256
-
-
-def pointer_join(parent: str, token: str | int) -> str:
-    """``parent`` extended by one reference token (``~`` and ``/`` escaped as RFC 6901 says)."""
-    return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
+from ...errors import SchemaError
+from ...limits import active
+from .keywords import SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, pointer_join
 
 
 def schema_objects(document: Any, maps: Iterable[str] = SCHEMA_MAP_KEYWORDS
@@ -35,7 +22,7 @@ def schema_objects(document: Any, maps: Iterable[str] = SCHEMA_MAP_KEYWORDS
     children (``parent`` None for the root). O(schema objects).
 
     Raises:
-        SchemaError: a schema object nested ``MAX_SCHEMA_DEPTH`` levels deep or deeper.
+        SchemaError: a schema object nested ``Limits.schema_depth`` levels deep or deeper.
     """
     maps = tuple(maps)
     work: list[tuple[Any, str, Optional[dict[str, Any]], int]] = [(document, "", None, 0)]
@@ -44,8 +31,8 @@ def schema_objects(document: Any, maps: Iterable[str] = SCHEMA_MAP_KEYWORDS
         schema, pointer, parent, depth = work.pop()
         if not isinstance(schema, dict) or id(schema) in seen:
             continue
-        if depth >= MAX_SCHEMA_DEPTH:
-            raise SchemaError(f"the schema nests schema objects deeper than {MAX_SCHEMA_DEPTH} levels",
+        if depth >= active().schema_depth:
+            raise SchemaError(f"the schema nests schema objects deeper than {active().schema_depth} levels",
                               pointer[:200] + ("..." if len(pointer) > 200 else ""))
         seen.add(id(schema))
         yield schema, pointer, parent

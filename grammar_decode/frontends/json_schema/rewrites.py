@@ -18,21 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import SchemaError, UnsupportedSchemaError
-from .json_complement import complement, pruned_product
-from .json_disjoint import disjoint
-from .json_merge import ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES
-from .json_refs import RefIndex, pointer_join
-
-#: Most keys with a dependent schema in one object schema (each doubles the branches).
-MAX_DEPENDENT_SCHEMAS = 4
-
-#: Most ``oneOf`` branches (disjointness is proved for every pair).
-MAX_ONE_OF = 64
-#: Most conjunctions "branch i and not branch j..." a ``oneOf`` of overlapping branches becomes.
-MAX_ONE_OF_TERMS = 64
-
-Resolve = Callable[[dict[str, Any], str], Any]
+from ...errors import SchemaError, UnsupportedSchemaError
+from ...limits import active
+from .complement import complement, pruned_product
+from .disjoint import disjoint
+from .keywords import ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve, pointer_join
+from .refs import RefIndex
 
 
 def declared_types(schema: dict[str, Any], pointer: str) -> list[str] | None:
@@ -132,7 +123,7 @@ class Rewriter:
         """``dependentSchemas`` (and ``dependencies`` with schema values) as an ``anyOf`` over which
         of their keys are present: one branch per subset, each requiring its keys, forbidding
         the others and holding their schemas. The branches are disjoint, so the union is exact;
-        2^n branches for n keys (``MAX_DEPENDENT_SCHEMAS``)."""
+        2^n branches for n keys (``Limits.dependent_schemas``)."""
         dependent: list[tuple[str, Any]] = []
         rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
         for keyword in ("dependentSchemas", "dependencies"):
@@ -154,8 +145,8 @@ class Rewriter:
                     rest["dependencies"] = arrays
         if not dependent:
             return schema if "dependentSchemas" not in schema else self.view(schema, "dependentSchemas", rest)
-        if len(dependent) > MAX_DEPENDENT_SCHEMAS:
-            raise UnsupportedSchemaError("dependentSchemas", pointer, f"more than {MAX_DEPENDENT_SCHEMAS} keys with "
+        if len(dependent) > active().dependent_schemas:
+            raise UnsupportedSchemaError("dependentSchemas", pointer, f"more than {active().dependent_schemas} keys with "
                                                                       "dependent schemas")
         if "anyOf" in rest:
             raise UnsupportedSchemaError("dependentSchemas", pointer, "beside 'anyOf' or 'oneOf' (the product is "
@@ -189,7 +180,7 @@ class Rewriter:
         apart (pair by pair; O(branches²) proofs) stay as they are: a value passing one fails the
         other. A branch that overlaps others becomes, exactly, "this branch and none of those":
         ``B_i and not B_j and ...``, each ``not B_j`` a union from ``json_complement``, the
-        product written out less the conjunctions proved empty (at most ``MAX_ONE_OF_TERMS`` in
+        product written out less the conjunctions proved empty (at most ``Limits.one_of_terms`` in
         all, else refused)."""
         where = pointer_join(pointer, "oneOf")
         branches = schema["oneOf"]
@@ -197,8 +188,8 @@ class Rewriter:
             raise SchemaError("'oneOf' must be a non-empty array", where)
         if "anyOf" in schema:
             raise UnsupportedSchemaError("oneOf", pointer, "next to 'anyOf' (the product is not built)")
-        if len(branches) > MAX_ONE_OF:
-            raise UnsupportedSchemaError("oneOf", pointer, f"more than {MAX_ONE_OF} branches to prove apart")
+        if len(branches) > active().one_of_branches:
+            raise UnsupportedSchemaError("oneOf", pointer, f"more than {active().one_of_branches} branches to prove apart")
         siblings = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
         # the proofs may use what the siblings already rule out ("type": "object" beside the branches)
         views = [{"allOf": [siblings, branch]} if siblings else branch for branch in branches]
@@ -229,8 +220,8 @@ class Rewriter:
         out: list[Any] = []
         for i, branch in enumerate(branches):
             terms = pruned_product([branch], (complements[j] for j in overlapping[i]), self.resolve, where,
-                                   MAX_ONE_OF_TERMS - len(out), lambda: UnsupportedSchemaError(
-                                       "oneOf", pointer, f"more than {MAX_ONE_OF_TERMS} conjunctions would say "
+                                   active().one_of_terms - len(out), lambda: UnsupportedSchemaError(
+                                       "oneOf", pointer, f"more than {active().one_of_terms} conjunctions would say "
                                                          "that exactly one branch holds"))
             for term in terms:
                 conjunction = {"allOf": term}

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..errors import SchemaError, UnsupportedSchemaError
-from .json_walk import schema_objects
+from ...errors import SchemaError, UnsupportedSchemaError
+from .walk import schema_objects
 
 #: The drafts a document can be read under.
 DRAFTS = ("4", "6", "7", "2019-09", "2020-12")

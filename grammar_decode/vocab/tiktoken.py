@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .table import TokenTable
+
 
 def token_table_from_tiktoken(encoding: Any, eos_token_ids: list[int] | None = None
-                              ) -> tuple[list[bytes], list[int], list[int]]:
-    """``(tokens, eos_ids, special_ids)`` of a ``tiktoken.Encoding``, for
+                              ) -> TokenTable:
+    """The token table of a ``tiktoken.Encoding``, for
     ``Vocabulary.from_tiktoken``: ordinary ids decode to their exact bytes;
     named special tokens and ids the encoding does not define (gaps below ``n_vocab``) are special.
     EOS defaults to the encoding's ``eot_token``. O(n_vocab)."""
@@ -23,4 +25,4 @@ def token_table_from_tiktoken(encoding: Any, eos_token_ids: list[int] | None = N
             tokens.append(b"")
             special.add(token_id)
     eos = [encoding.eot_token] if eos_token_ids is None else list(eos_token_ids)
-    return tokens, eos, sorted(special)
+    return TokenTable(tokens, eos, sorted(special))

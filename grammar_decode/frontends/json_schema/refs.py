@@ -22,12 +22,13 @@ from __future__ import annotations
 from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
-from ..errors import SchemaError, UnsupportedSchemaError
-from .json_drafts import LEGACY, MODERN, draft_named, identifier_keyword, read_keywords
-from .json_walk import SCHEMA_KEYWORDS as _ONE
-from .json_walk import SCHEMA_LIST_KEYWORDS as _LIST
-from .json_walk import SCHEMA_MAP_KEYWORDS as _MAP
-from .json_walk import pointer_join, schema_objects
+from ...errors import SchemaError, UnsupportedSchemaError
+from .drafts import LEGACY, MODERN, draft_named, identifier_keyword, read_keywords
+from .keywords import SCHEMA_KEYWORDS as _ONE
+from .keywords import SCHEMA_LIST_KEYWORDS as _LIST
+from .keywords import SCHEMA_MAP_KEYWORDS as _MAP
+from .keywords import pointer_join
+from .walk import schema_objects
 
 __all__ = ["RefIndex", "join_uri", "pointer_join"]
 

@@ -22,33 +22,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol
 
-from ..errors import SchemaError, UnsupportedSchemaError
-from ..ir.grammar import Grammar, Symbol
-from .json_lexemes import JsonLexemes
-from .json_disjoint import kinds, literals, view
-from .json_merge import Conjunction, item_positions, same_json
-from .json_numbers import non_negative_int
-from .json_refs import pointer_join
-
-#: Largest item bound compiled with one rule per count; larger bounds take O(log bound) rules.
-MAX_LINEAR_ITEMS = 64
-
-
-#: Most distinct values ``uniqueItems`` is compiled over, and most sets of values written so far.
-MAX_UNIQUE_VALUES = 16
-MAX_UNIQUE_STATES = 2048  # 11 values in any order: 0.4 s to compile; 12 would take 1.1 s
-
-
-class SchemaCompiler(Protocol):
-    grammar: Grammar
-    lex: JsonLexemes
-    empty_reasons: list[tuple[str, str]]
-
-    def value(self, schema: Any, pointer: str) -> Symbol: ...
-
-    def resolve(self, holder: dict[str, Any], pointer: str) -> Any: ...
-
-    def retain(self, schema: dict[str, Any]) -> dict[str, Any]: ...
+from ...errors import SchemaError, UnsupportedSchemaError
+from ...limits import active, check_deadline
+from ...ir.grammar import Grammar, Symbol
+from .lexemes import JsonLexemes
+from .disjoint import kinds, literals, view
+from .merge import Conjunction, item_positions, same_json
+from .keywords import SchemaCompiler, non_negative_int, pointer_join
 
 
 def positions(schema: dict[str, Any], pointer: str) -> tuple[list[tuple[Any, str]], Any, str]:
@@ -102,16 +82,16 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
         return [empty]
     if unique:
         return _unique(c, pointer, prefix, (rest, rest_pointer), low, high, empty)
-    if contains is not None and max(wanted, most or 0) > MAX_LINEAR_ITEMS:
+    if contains is not None and max(wanted, most or 0) > active().linear_items:
         if prefix or high is not None or low > max(wanted, 1):
-            raise UnsupportedSchemaError("maxContains" if most is not None and most > MAX_LINEAR_ITEMS else
-                                         "minContains", pointer, f"counts of contains above {MAX_LINEAR_ITEMS} "
+            raise UnsupportedSchemaError("maxContains" if most is not None and most > active().linear_items else
+                                         "minContains", pointer, f"counts of contains above {active().linear_items} "
                                          "together with prefixItems, maxItems or a larger minItems")
         return _counted_contains(c, pointer, (rest, rest_pointer), contains, wanted, most, empty)
-    if max(low, high or 0) > MAX_LINEAR_ITEMS:
+    if max(low, high or 0) > active().linear_items:
         if prefix or contains is not None:
-            raise UnsupportedSchemaError("maxItems" if high is not None and high > MAX_LINEAR_ITEMS else "minItems",
-                                         pointer, f"item bounds above {MAX_LINEAR_ITEMS} together with prefixItems "
+            raise UnsupportedSchemaError("maxItems" if high is not None and high > active().linear_items else "minItems",
+                                         pointer, f"item bounds above {active().linear_items} together with prefixItems "
                                                   "or contains")
         return _counted(c, c.value(rest, rest_pointer), low, high, pointer, empty)
     return _linear(c, pointer, prefix, (rest, rest_pointer), low, high, contains, wanted, most, empty)
@@ -218,7 +198,7 @@ def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
     """``uniqueItems`` over items drawn from finite domains: a state per set of values written
     (items are distinct, so the set's size is the item count and fixes the position). Each value
     at a position is the position's schema conjoined with ``const``. Refused when a reachable
-    position's domain is not finite or the sets outgrow ``MAX_UNIQUE_STATES``."""
+    position's domain is not finite or the sets outgrow ``Limits.unique_states``."""
     g, lex = c.grammar, c.lex
     name = pointer or "/"
     positions = len(prefix) + 1 if high is None or high > len(prefix) else high  # the rest's schema last
@@ -231,9 +211,9 @@ def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
                                                                  "set of values (enum, const, boolean, null)")
         domains.append(domain)
     values = _distinct(v for domain in domains for v in domain)
-    if len(values) > MAX_UNIQUE_VALUES:
+    if len(values) > active().unique_values:
         raise UnsupportedSchemaError("uniqueItems", pointer, f"over {len(values)} distinct values (at most "
-                                                             f"{MAX_UNIQUE_VALUES})")
+                                                             f"{active().unique_values})")
     index_of = [[next(i for i, seen in enumerate(values) if same_json(v, seen)) for v in domain]
                 for domain in domains]
     items: dict[tuple[int, int], Symbol] = {}
@@ -251,8 +231,9 @@ def _unique(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
 
     def state(written: frozenset[int]) -> Symbol:
         if written not in rules:
-            if len(rules) >= MAX_UNIQUE_STATES:
-                raise UnsupportedSchemaError("uniqueItems", pointer, f"more than {MAX_UNIQUE_STATES} sets of distinct "
+            check_deadline()
+            if len(rules) >= active().unique_states:
+                raise UnsupportedSchemaError("uniqueItems", pointer, f"more than {active().unique_states} sets of distinct "
                                                                      "values to track")
             rules[written] = g.rule(f"{name} unique items {sorted(written)}")
             work.append(written)

@@ -43,24 +43,24 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Union
 
-from ..errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
-from ..engine.compiled import CompiledGrammar
-from ..engine.recognizer import Recognizer
-from ..ir import utf8
-from ..ir.grammar import Grammar, Symbol
-from .json_formats import FORMAT_MAX_LENGTH, FORMATS
-from .json_lexemes import JsonLexemes, json_string_chars
-from .json_arrays import array_alternatives
-from .json_complement import NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS
-from .json_merge import (ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Conjunction, Part, Patterns,
+from ...errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
+from ...ir import utf8
+from ...limits import check_deadline
+from ...ir.grammar import Grammar, Symbol
+from .formats import FORMAT_MAX_LENGTH, FORMATS
+from .lexemes import JsonLexemes, json_string_chars
+from .arrays import array_alternatives
+from .keywords import (ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, UNEVALUATED_ITEMS,
+                       UNEVALUATED_PROPERTIES, non_negative_int, pointer_join)
+from .merge import (Conjunction, Part, Patterns,
                          flatten, key_of, merge)
-from .json_number_lexemes import NumberLexemes
-from .json_numbers import BOUND_KEYWORDS, bounds, non_negative_int
-from .json_objects import object_rule
-from .json_drafts import choose_draft
-from .json_refs import RefIndex, pointer_join
-from .json_rewrites import Rewriter, declared_types
-from .regex import Dialect, translate
+from .number_lexemes import NumberLexemes
+from .numbers import BOUND_KEYWORDS, bounds
+from .objects import object_rule
+from .drafts import choose_draft
+from .refs import RefIndex
+from .rewrites import Rewriter, declared_types
+from ..regex import Dialect, translate
 
 #: Keywords that constrain one type only (the others pass them by).
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
@@ -115,13 +115,20 @@ def literal_spellings(value: Any, spaced: bool) -> list[bytes]:
     return out
 
 
+#: ``acceptor(grammar)``: a membership test for the texts of an IR grammar (raises
+#: ``GrammarAdmitsNothing`` when it admits none). The front end builds IR only; the layer that
+#: owns the engine passes one in, and enum/const values are filtered through it.
+Acceptor = Callable[[Grammar], Callable[[bytes], bool]]
+
+
 class JsonSchemaCompiler:
     """Builds the grammar of one schema document."""
 
-    def __init__(self, document: Any, max_whitespace: int, capped: bool = True, formats: str = "assert",
-                 extra_keys: str = "schema", refs: RefIndex | None = None, property_order: str = "schema",
-                 draft: str | None = None) -> None:
+    def __init__(self, document: Any, max_whitespace: int, acceptor: Acceptor, capped: bool = True,
+                 formats: str = "assert", extra_keys: str = "schema", refs: RefIndex | None = None,
+                 property_order: str = "schema", draft: str | None = None) -> None:
         self.document = document
+        self.acceptor = acceptor
         self.refs = refs if refs is not None else RefIndex(document, draft)
         self.formats = formats
         #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
@@ -158,6 +165,7 @@ class JsonSchemaCompiler:
 
     def value(self, schema: Any, pointer: str) -> Symbol:
         """The rule for the values ``schema`` admits (one rule per schema object)."""
+        check_deadline()
         if isinstance(schema, Conjunction):
             return self._conjunction(flatten(list(schema), self.resolve, pointer), pointer)
         key = id(schema)
@@ -450,15 +458,15 @@ class JsonSchemaCompiler:
     def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
-        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, capped=False, formats=self.formats,
-                                 extra_keys=self.extra_keys, refs=self.refs, property_order=self.property_order)
+        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, self.acceptor, capped=False,
+                                 formats=self.formats, extra_keys=self.extra_keys, refs=self.refs,
+                                 property_order=self.property_order)
         sub._filter_depth = self._filter_depth + 1
         sub.grammar.start = sub.value(siblings, pointer)
         try:
-            recognizer = Recognizer(sub.grammar)
+            return self.acceptor(sub.grammar)
         except GrammarAdmitsNothing:  # the siblings admit nothing
             return lambda text: False
-        return recognizer.accepts
 
 
 WHITESPACE_MODES = ("compact", "flexible")
@@ -483,46 +491,26 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
     return schema
 
 
-def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
-                        max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
-                        extra_keys: str = "schema", property_order: str = "schema",
-                        draft: str | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> CompiledGrammar:
-    """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
+class SchemaGrammar:
+    """A schema's grammar IR, and why it admits nothing when the engine finds it empty."""
 
-    Args:
-        whitespace: ``"flexible"`` allows JSON whitespace between tokens, at most
-            ``max_whitespace`` bytes per gap (so ``json.dumps``'s ``", "`` and ``": "`` pass);
-            ``"compact"`` allows none. Never whitespace before or after the top-level value.
-        max_whitespace: longest whitespace run in flexible mode (>= 1).
-        formats: ``"assert"`` (default) enforces ``format`` exactly for the formats in
-            ``json_formats.FORMATS`` and refuses the others; ``"annotation"`` ignores ``format``,
-            as the specification allows (generated strings then need not pass a format checker).
-        extra_keys: ``"schema"`` (default) admits keys outside ``properties`` as the schema says:
-            an absent ``additionalProperties`` admits any such key with any value, as the
-            specification says; ``"forbid"`` reads an absent ``additionalProperties`` as
-            ``false``, so generated objects hold only the keys the schema names (or its
-            ``patternProperties`` match), as generation-oriented users usually want.
-        property_order: ``"schema"`` (default) writes named keys in one fixed order
-            (``properties`` order, then other named keys), other keys after them; ``"any"``
-            accepts named and other keys in any order, each named key at most once, required
-            ones before ``}`` (a state per set of named keys written: at most
-            ``json_objects.MAX_ANY_ORDER_KEYS`` named keys per object, else refused).
-        draft: ``"4"``, ``"6"``, ``"7"``, ``"2019-09"`` or ``"2020-12"``: read the schema as
-            that draft's validator does (drafts 4-7 ignore the keywords beside ``$ref``; draft 4
-            spells ``$id`` as ``id``). None (default): the draft the root ``$schema`` names, else
-            a reading every draft agrees with (``json_drafts``).
-        max_depth: deepest nesting of arrays and objects a document may reach (default
-            ``DEFAULT_MAX_DEPTH``, 128), so that every document admitted is one ``json.loads``
-            reads (it recurses once per level, up to Python's recursion limit). Enforced exactly:
-            no deeper document is accepted, and no prefix is admitted whose every completion
-            would go deeper. A schema whose documents all nest deeper admits none.
+    def __init__(self, grammar: Grammar, empty_reasons: list[tuple[str, str]]) -> None:
+        self.grammar = grammar
+        self.empty_reasons = empty_reasons
 
-    Raises:
-        UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
-        SchemaError: an invalid schema, or one that admits no document.
-        RegexTooComplex: string constraints whose combination is too complex to decide here.
-        GrammarTooLarge: a grammar past the size limit of the rewritten grammar.
-    """
+    def admits_nothing(self, exc: GrammarAdmitsNothing) -> SchemaError:
+        """The ``SchemaError`` to raise when the engine proves the grammar empty."""
+        if exc.depth_limit is not None:
+            return SchemaError(f"the schema admits no document nested at most {exc.depth_limit} levels deep")
+        if self.empty_reasons:
+            where, why = self.empty_reasons[0]
+            return SchemaError(f"the schema admits no document: {why}", where)
+        return SchemaError("the schema admits no document")
+
+
+def check_options(whitespace: str, max_whitespace: int, formats: str, extra_keys: str, property_order: str,
+                  max_depth: int) -> None:
+    """``ValueError`` for an option outside its documented values (``compile_json_schema``)."""
     if whitespace not in WHITESPACE_MODES:
         raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")
     if isinstance(max_whitespace, bool) or not isinstance(max_whitespace, int) or max_whitespace < 1:
@@ -535,21 +523,26 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
         raise ValueError(f"property_order must be 'schema' or 'any', got {property_order!r}")
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
         raise ValueError(f"max_depth must be a positive integer, got {max_depth!r}")
-    document = parse_schema(schema)
+
+
+def schema_grammar(document: Any, acceptor: Acceptor, *, whitespace: str = "flexible",
+                   max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
+                   extra_keys: str = "schema", property_order: str = "schema", draft: str | None = None,
+                   max_depth: int = DEFAULT_MAX_DEPTH) -> SchemaGrammar:
+    """The grammar IR of a parsed schema document (options as ``compile_json_schema`` documents
+    them). Raises what ``compile_json_schema`` documents, but for an empty grammar, which only the
+    engine can prove (``SchemaGrammar.admits_nothing`` names the reason)."""
+    check_options(whitespace, max_whitespace, formats, extra_keys, property_order, max_depth)
     try:
-        compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, formats=formats,
-                                      extra_keys=extra_keys, property_order=property_order,
+        compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, acceptor,
+                                      formats=formats, extra_keys=extra_keys, property_order=property_order,
                                       draft=choose_draft(document, draft))
-        grammar = compiler.compile_root()
-        grammar.max_depth = max_depth
-        compiled = CompiledGrammar(grammar, "JSON Schema")
+        compiler.grammar.max_depth = max_depth
+        result = SchemaGrammar(compiler.grammar, compiler.empty_reasons)
+        try:
+            compiler.compile_root()
+        except GrammarAdmitsNothing as exc:
+            raise result.admits_nothing(exc) from exc
     except RecursionError as exc:
         raise SchemaError("the schema is nested too deeply") from exc
-    except GrammarAdmitsNothing as exc:
-        if exc.depth_limit is not None:
-            raise SchemaError(f"the schema admits no document nested at most {max_depth} levels deep") from exc
-        if compiler.empty_reasons:
-            where, why = compiler.empty_reasons[0]
-            raise SchemaError(f"the schema admits no document: {why}", where) from exc
-        raise SchemaError("the schema admits no document") from exc
-    return compiled
+    return result

@@ -19,7 +19,7 @@ each draft's validator judges it; draft 4-7 schemas do not declare ``$schema`` i
 A group *passes* when it compiles, no invalid instance is accepted and every valid one is.
 Anything but a ``GrammarDecodeError`` while compiling or matching is a crash.
 
-``python -m grammar_decode.oracle.json_schema_suite`` prints the totals per draft and the
+``python tools/json_schema_suite.py`` prints the totals per draft and the
 refusal reasons; ``--write-baseline PATH`` records the passing groups for the ratchet test.
 """
 
@@ -37,10 +37,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import GrammarDecodeError, UnsupportedSchemaError
-from ..frontends.json_drafts import VALIDATOR_NAMES
-from ..frontends.json_schema import compile_json_schema
-from ..vocab_files import cache_root
+from grammar_decode import GrammarDecodeError, UnsupportedSchemaError, compile_json_schema
+from grammar_decode.frontends.json_schema import VALIDATOR_NAMES
+from grammar_decode.integrations.llama_cpp_setup import cache_root
 
 DRAFTS = ("draft2020-12", "draft2019-09", "draft7", "draft6", "draft4")
 

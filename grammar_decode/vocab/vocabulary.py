@@ -7,22 +7,23 @@ of byte strings".
 
 from __future__ import annotations
 
-import re
+import threading
 from pathlib import Path
-from typing import Any, Iterable, KeysView, Sequence
+from typing import Any, Callable, Hashable, Iterable, KeysView, Sequence, TypeVar
 
 import numpy as np
 
-from .errors import VocabularyError
-from .token_text import END_OF_GENERATION_TEXTS, gpt2_unicode_to_bytes
-from .trie import StringSlice, TokenTrie
+from ..errors import VocabularyError
+from .gguf import token_table_from_gguf
+from .hf import token_table_from_hf
+from .llama_cpp import token_table_from_llama
+from .table import TokenTable
+from .tiktoken import token_table_from_tiktoken
+from .trie import TokenTrie
+
+_Derived = TypeVar("_Derived")
 
 
-# llama.cpp token types (tokenizer.ggml.token_type)
-_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
-_SPECIAL_TYPES = (_UNKNOWN, _CONTROL, _UNUSED)
-_BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
-_SPM_SPACE = "\u2581".encode("utf-8")
 
 
 
@@ -64,7 +65,8 @@ class Vocabulary:
             if not 0 <= token_id < n:
                 raise VocabularyError(f"token id {token_id} is outside the vocabulary (size {n})")
         self._trie: TokenTrie | None = None
-        self._string_slice: StringSlice | None = None
+        self._derived: dict[Hashable, Any] = {}
+        self._derived_lock = threading.Lock()
         self._longest = 0
         self._missing_bytes: list[int] | None = None
         self._ordinary_mask: np.ndarray | None = None
@@ -163,12 +165,25 @@ class Vocabulary:
         return best[0]
 
     def prepare(self) -> "Vocabulary":
-        """Build the per-vocabulary structures now (trie, string slice) instead of on the first
-        mask that needs them: ~0.6 s for a 262k vocabulary, once. Returns ``self``."""
+        """Build the per-vocabulary structures the vocabulary owns now (trie, token index)
+        instead of on the first mask that needs them. Returns ``self``. (The masking layer's own
+        per-vocabulary tables are built by ``grammar_decode.masking.prepare``.)"""
         self.trie
-        self.string_slice
         self.missing_single_bytes()
         return self
+
+    def derived(self, key: Hashable, build: Callable[["Vocabulary"], _Derived]) -> _Derived:
+        """A structure derived from this vocabulary alone, built once by ``build(self)`` and kept
+        for the vocabulary's lifetime under ``key`` (the layers above keep their per-vocabulary
+        tables here, so they are shared by every grammar). Thread-safe: two threads asking at
+        once build it once. ``key`` names the structure; keep the set of keys small and fixed."""
+        found = self._derived.get(key)
+        if found is None:
+            with self._derived_lock:
+                found = self._derived.get(key)
+                if found is None:
+                    found = self._derived[key] = build(self)
+        return found
 
     @property
     def trie(self) -> TokenTrie:
@@ -177,32 +192,31 @@ class Vocabulary:
             self._trie = TokenTrie(self._tokens, self.ordinary_mask())
         return self._trie
 
-    @property
-    def string_slice(self) -> StringSlice:
-        """Tokens that are plain JSON-string content, and a trie of the rest; built on first use."""
-        if self._string_slice is None:
-            self._string_slice = StringSlice(self._tokens, self.ordinary_mask())
-        return self._string_slice
-
     # -- loaders -------------------------------------------------------------------------------
 
     @classmethod
-    def from_tiktoken(cls, encoding: Any, eos_token_ids: Iterable[int] | None = None) -> "Vocabulary":
-        """From a ``tiktoken.Encoding`` (see ``grammar_decode.integrations.tiktoken``)."""
-        from .integrations.tiktoken import token_table_from_tiktoken
+    def from_table(cls, table: TokenTable) -> "Vocabulary":
+        """From a loader's ``TokenTable``."""
+        return cls(table.tokens, eos_token_ids=table.eos_token_ids, special_token_ids=table.special_token_ids)
 
-        tokens, eos, special = token_table_from_tiktoken(encoding, None if eos_token_ids is None else list(eos_token_ids))
-        return cls(tokens, eos_token_ids=eos, special_token_ids=special)
+    @classmethod
+    def from_tiktoken(cls, encoding: Any, eos_token_ids: Iterable[int] | None = None) -> "Vocabulary":
+        """From a ``tiktoken.Encoding`` (see ``grammar_decode.vocab.tiktoken``)."""
+        return cls.from_table(token_table_from_tiktoken(encoding, None if eos_token_ids is None else list(eos_token_ids)))
 
     @classmethod
     def from_hf(cls, tokenizer: Any, eos_token_ids: Iterable[int] | int | None = None) -> "Vocabulary":
         """From a Hugging Face tokenizer (``transformers`` or ``tokenizers``), exact to the byte
-        (see ``grammar_decode.integrations.hf``). ``eos_token_ids`` adds end ids beyond the
+        (see ``grammar_decode.vocab.hf``). ``eos_token_ids`` adds end ids beyond the
         tokenizer's own (e.g. from a generation config)."""
-        from .integrations.hf import token_table_from_hf
+        return cls.from_table(token_table_from_hf(tokenizer, eos_token_ids=eos_token_ids))
 
-        tokens, eos, special = token_table_from_hf(tokenizer, eos_token_ids=eos_token_ids)
-        return cls(tokens, eos_token_ids=eos, special_token_ids=special)
+    @classmethod
+    def from_llama(cls, llama: Any) -> "Vocabulary":
+        """The vocabulary of a loaded ``llama_cpp.Llama``, asked of llama.cpp itself id by id (see
+        ``grammar_decode.vocab.llama_cpp``): the mask agrees with what llama.cpp prints and where
+        it stops. O(V) calls, ~0.5 s for 262k tokens."""
+        return cls.from_table(token_table_from_llama(llama))
 
     @classmethod
     def from_gguf(cls, path: str | Path) -> "Vocabulary":
@@ -215,57 +229,4 @@ class Vocabulary:
         is ``eos_token_id`` plus ``eot_token_id``/``eom_token_id`` and the tokens named like an end
         of turn (``END_OF_GENERATION_TEXTS``), whatever their type.
         """
-        from ._gguf import read_metadata
-
-        meta = read_metadata(path)
-        try:
-            raw_tokens: list[bytes] = meta["tokenizer.ggml.tokens"]
-            model = meta["tokenizer.ggml.model"].decode("utf-8")
-        except KeyError as exc:
-            raise VocabularyError(f"{path}: no {exc.args[0]} metadata") from exc
-        types = meta.get("tokenizer.ggml.token_type")
-        if types is None:
-            types = np.full(len(raw_tokens), _NORMAL, dtype=np.int32)
-        if len(types) != len(raw_tokens):
-            raise VocabularyError(f"{path}: {len(types)} token types for {len(raw_tokens)} tokens")
-        if model == "gpt2":
-            tokens = _decode_byte_level(raw_tokens, types)
-        elif model == "llama" or model.startswith("gemma"):
-            tokens = _decode_sentencepiece(raw_tokens, types)
-        else:
-            raise VocabularyError(f"{path}: tokenizer model {model!r} is not supported")
-        eos = [meta[k] for k in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
-                                 "tokenizer.ggml.eom_token_id") if k in meta]
-        eos += [i for i, raw in enumerate(raw_tokens) if raw in END_OF_GENERATION_TEXTS]
-        special = set(np.flatnonzero(np.isin(types, _SPECIAL_TYPES)).tolist()) | set(eos)
-        return cls(tokens, eos_token_ids=eos, special_token_ids=sorted(special))
-
-
-def _decode_byte_level(raw_tokens: list[bytes], types: np.ndarray) -> list[bytes]:
-    table = gpt2_unicode_to_bytes()
-    tokens = []
-    for raw, kind in zip(raw_tokens, types.tolist()):
-        text = raw.decode("utf-8")
-        if kind == _NORMAL:
-            try:
-                tokens.append(bytes(table[ch] for ch in text))
-                continue
-            except KeyError as exc:
-                raise VocabularyError(f"byte-level token {text!r} has a character outside the byte table") from exc
-        tokens.append(raw)  # special and user-defined tokens are stored as plain text
-    return tokens
-
-
-def _decode_sentencepiece(raw_tokens: list[bytes], types: np.ndarray) -> list[bytes]:
-    tokens = []
-    for raw, kind in zip(raw_tokens, types.tolist()):
-        if kind == _BYTE:
-            match = _BYTE_TOKEN.fullmatch(raw)
-            if match is None:
-                raise VocabularyError(f"byte token {raw!r} is not of the form <0xNN>")
-            tokens.append(bytes([int(match.group(1), 16)]))
-        elif kind == _NORMAL:
-            tokens.append(raw.replace(_SPM_SPACE, b" "))
-        else:
-            tokens.append(raw)
-    return tokens
+        return cls.from_table(token_table_from_gguf(path))

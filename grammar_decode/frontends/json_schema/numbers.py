@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from typing import Any
-from ..errors import SchemaError, UnsupportedSchemaError
-from ..errors import SchemaError
-from ..ir.regex import EPSILON, NOTHING, ExprSet, byte_range
+from ...errors import SchemaError, UnsupportedSchemaError
+from ...limits import active
+from ...ir.regex import EPSILON, NOTHING, ExprSet, byte_range
 
 #: The numeric keywords (each applies to integers and numbers alike).
 BOUND_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -51,19 +51,6 @@ def _number(schema: dict[str, Any], keyword: str, pointer: str) -> Fraction | No
     if not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
         raise SchemaError(f"{keyword!r} must be a number, got {value!r}", pointer)
     return Fraction(value)
-
-
-def non_negative_int(schema: dict[str, Any], keyword: str, pointer: str) -> int | None:
-    """The value of a count keyword (``minItems``, ``maxLength``...; ``2.0`` reads as 2), None
-    when absent; ``SchemaError`` for anything but a non-negative integer."""
-    if keyword not in schema:
-        return None
-    value = schema[keyword]
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SchemaError(f"{keyword!r} must be a non-negative integer, got {value!r}", pointer)
-    return value
 
 
 def bounds(schema: dict[str, Any], pointer: str) -> tuple[int | None, int | None]:
@@ -331,17 +318,13 @@ def _fraction_at_most(exprs: ExprSet, digits: str, non_empty: bool) -> int:
     return tail
 
 
-#: Largest modulus ``multiple_of`` builds an automaton for (after factors of 2 and 5 come off).
-MAX_MODULUS = 9
-
-
 def multiple_of(exprs: ExprSet, divisor: int) -> int:
     """Spellings ``-?(0|[1-9][0-9]*)`` of the integers divisible by ``divisor`` (> 0).
 
     Divisibility by ``2^a 5^b`` is read off the last ``max(a, b)`` digits
     (``_last_digits_divisible``); the rest, ``m``, by the remainder automaton (state r, digit d: ``(10 r + d) mod m``)
     turned into an expression by eliminating its states (Arden's rule); the two intersect.
-    ``ValueError`` when ``m`` exceeds ``MAX_MODULUS``."""
+    ``ValueError`` when ``m`` exceeds ``Limits.modulus``."""
     twos = fives = 0
     m = divisor
     while m % 2 == 0:
@@ -350,8 +333,8 @@ def multiple_of(exprs: ExprSet, divisor: int) -> int:
     while m % 5 == 0:
         m //= 5
         fives += 1
-    if m > MAX_MODULUS:
-        raise ValueError(f"divisibility by {m} needs an automaton of {m} states (at most {MAX_MODULUS})")
+    if m > active().modulus:
+        raise ValueError(f"divisibility by {m} needs an automaton of {m} states (at most {active().modulus})")
     digit = _digits(exprs, "0", "9")
     magnitude = exprs.alt(exprs.literal(b"0"), exprs.concat(_digits(exprs, "1", "9"), exprs.star(digit)))
     parts = [magnitude]
@@ -364,10 +347,6 @@ def multiple_of(exprs: ExprSet, divisor: int) -> int:
     return exprs.alt(body, exprs.concat(exprs.literal(b"-"), exprs.difference(body, exprs.literal(b"0"))))
 
 
-#: Most states of the last-digits table of a divisor ``2^a 5^b`` (``_last_digits_divisible``).
-MAX_LAST_DIGIT_STATES = 1_000
-
-
 def _last_digits_divisible(exprs: ExprSet, twos: int, fives: int) -> int:
     """Digit strings (leading zeros allowed, but the one-digit-or-more spelling of a number is
     what ``multiple_of`` intersects this with) whose value ``2^a 5^b`` divides: since
@@ -378,13 +357,13 @@ def _last_digits_divisible(exprs: ExprSet, twos: int, fives: int) -> int:
     states divisible by ``g_j = gcd(10^j, B)`` can still end at 0. Level ``j`` holds at most
     ``min(10^j, B) / g_j`` states (``Z(j, s)``: the ``j``-digit strings reaching ``s``), about
     ``2^(0.7 a)`` in all for ``2^a`` rather than the ``5^a`` endings a table of them lists.
-    ``ValueError`` past ``MAX_LAST_DIGIT_STATES``, before anything is built."""
+    ``ValueError`` past ``Limits.last_digit_states``, before anything is built."""
     block = 2 ** twos * 5 ** fives
     tail = max(twos, fives)
     gcds = [math.gcd(10 ** j, block) for j in range(tail + 1)]
-    if sum(min(10 ** j, block) // gcds[j] for j in range(tail + 1)) > MAX_LAST_DIGIT_STATES:
+    if sum(min(10 ** j, block) // gcds[j] for j in range(tail + 1)) > active().last_digit_states:
         raise ValueError(f"divisibility by 2^{twos}·5^{fives} reads the last {tail} digits through more than "
-                         f"{MAX_LAST_DIGIT_STATES:,} states")
+                         f"{active().last_digit_states:,} states")
     digit_bytes = [exprs.byteset(1 << (0x30 + d)) for d in range(10)]
     level: dict[int, int] = {0: EPSILON}
     shorter = []  # numbers of fewer than `tail` digits: first digit 1-9, value a multiple
@@ -408,32 +387,28 @@ def _last_digits_divisible(exprs: ExprSet, twos: int, fives: int) -> int:
     return exprs.alt(exprs.concat(exprs.star(_digits(exprs, "0", "9")), endings), exprs.literal(b"0"), *shorter)
 
 
-#: Most binary fraction digits of a divisor with a fraction (``0.015625 = 2**-6``).
-MAX_DIVISOR_FRACTION_BITS = 6
-
-
 def dyadic(value: float) -> tuple[int, int] | None:
     """``(m, k)`` with ``value == m / 2**k``, ``m`` odd where ``k > 0`` (None when the double's
-    denominator exceeds ``2**MAX_DIVISOR_FRACTION_BITS``: ``0.1`` is ``3602879701896397 / 2**55``)."""
+    denominator exceeds ``2**active().divisor_fraction_bits``: ``0.1`` is ``3602879701896397 / 2**55``)."""
     exact = Fraction(value)
     k = exact.denominator.bit_length() - 1
-    if k > MAX_DIVISOR_FRACTION_BITS:
+    if k > active().divisor_fraction_bits:
         return None
     return exact.numerator, k
 
 
 def fractional_multiple_of(exprs: ExprSet, m: int, k: int, fraction: bool = True) -> int:
     """Fixed-point spellings of the multiples of ``m / 2**k`` (``k`` >= 1, ``m`` odd, at most
-    ``MAX_MODULUS``) that ``jsonschema``'s float division calls multiples: every such decimal
+    ``Limits.modulus``) that ``jsonschema``'s float division calls multiples: every such decimal
     ``x`` with ``x * 2**k`` below ``2**53`` is a double exactly, so ``x / d`` is the exact, integral
     quotient. ``x * 2**k = I * 2**k + j`` for integer part ``I`` and a fraction ``j / 2**k`` (one of
     ``2**k`` finite decimals), so ``x`` is a multiple when ``I`` lies in the residue class
     ``-j / 2**k`` mod ``m`` (a remainder automaton). ``fraction=False``: integer spellings only.
     ``ValueError`` past the limits."""
-    if m > MAX_MODULUS:
-        raise ValueError(f"divisibility by {m} needs an automaton of {m} states (at most {MAX_MODULUS})")
-    if k < 1 or k > MAX_DIVISOR_FRACTION_BITS:
-        raise ValueError(f"a divisor with {k} binary fraction digits (1 to {MAX_DIVISOR_FRACTION_BITS})")
+    if m > active().modulus:
+        raise ValueError(f"divisibility by {m} needs an automaton of {m} states (at most {active().modulus})")
+    if k < 1 or k > active().divisor_fraction_bits:
+        raise ValueError(f"a divisor with {k} binary fraction digits (1 to {active().divisor_fraction_bits})")
     digits = math.floor((53 - k) * math.log10(2))  # integer digits: x * 2**k stays below 2**53
     digit = _digits(exprs, "0", "9")
     magnitude = exprs.alt(exprs.literal(b"0"), exprs.concat(_digits(exprs, "1", "9"), exprs.repeat(digit, 0, digits - 1)))

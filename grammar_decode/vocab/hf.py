@@ -34,7 +34,8 @@ import re
 from typing import Any, Callable, Iterable, Union
 
 from ..errors import VocabularyError
-from ..token_text import END_OF_GENERATION_TEXTS, gpt2_unicode_to_bytes
+from .table import TokenTable
+from .token_text import END_OF_GENERATION_TEXTS, gpt2_unicode_to_bytes
 
 _Piece = Union[str, bytes]
 _Step = Callable[[_Piece], _Piece]
@@ -45,8 +46,8 @@ _BYTE_PIECE = re.compile(r"<0x(\+?[0-9A-Fa-f]{1,2})>")
 
 
 def token_table_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int], None] = None
-                        ) -> tuple[list[bytes], list[int], list[int]]:
-    """``(tokens, eos_ids, special_ids)`` of a ``transformers`` fast tokenizer or a raw
+                        ) -> TokenTable:
+    """The token table of a ``transformers`` fast tokenizer or a raw
     ``tokenizers.Tokenizer``, for ``Vocabulary.from_hf``.
 
     Args:
@@ -101,7 +102,7 @@ def token_table_from_hf(tokenizer: Any, eos_token_ids: Union[int, Iterable[int],
         eos.add(own)
     if eos_token_ids is not None:
         eos.update([int(eos_token_ids)] if isinstance(eos_token_ids, int) else (int(i) for i in eos_token_ids))
-    return tokens, sorted(eos), sorted(i for i in special if 0 <= i < size)
+    return TokenTable(tokens, sorted(eos), sorted(i for i in special if 0 <= i < size))
 
 
 # -- the backend --------------------------------------------------------------------------------

@@ -20,20 +20,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from ..errors import SchemaError, UnsupportedSchemaError
-from .json_disjoint import disjoint, view
-from .json_merge import ANNOTATIONS, TYPES, Patterns
+from ...errors import SchemaError, UnsupportedSchemaError
+from ...limits import active
+from .disjoint import disjoint, view
+from .keywords import ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, Resolve
+from .merge import Patterns
 
-#: Keys (tuples, never JSON) of a string schema: decoded strings to exclude, patterns that must not match.
-NOT_STRINGS = ("not", "strings")
-NOT_PATTERNS = ("not", "patterns")
-#: Key of a number schema that admits only numbers with a fraction (not built: refused if compiled).
-NOT_INTEGRAL = ("not", "integral")
-
-Resolve = Callable[[dict[str, Any], str], Any]
-
-#: Most conjunctions the values outside an ``anyOf`` are written as (a product of complements).
-MAX_PRODUCT = 64
 
 _BOUND_COMPLEMENTS = {"minimum": "exclusiveMaximum", "exclusiveMinimum": "maximum",
                       "maximum": "exclusiveMinimum", "exclusiveMaximum": "minimum"}
@@ -130,12 +122,12 @@ def _outside_all(branches: Any, resolve: Resolve, pointer: str, keyword: str, de
                  refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
     """Schemas for the values every branch of an ``anyOf`` rejects: the product of the
     branches' complements, one conjunction per choice, less those proved empty
-    (``MAX_PRODUCT`` at most); [] when the branches together admit every value."""
+    (``Limits.complement_terms`` at most); [] when the branches together admit every value."""
     if not isinstance(branches, list) or not branches:
         raise SchemaError("'anyOf' must be a non-empty array", pointer)
     terms = pruned_product([], (complement(b, resolve, pointer, keyword, depth + 1) for b in branches), resolve,
-                           pointer, MAX_PRODUCT, lambda: refuse("the values every anyOf branch rejects need more "
-                                                                f"than {MAX_PRODUCT} conjunctions"))
+                           pointer, active().complement_terms, lambda: refuse("the values every anyOf branch rejects need more "
+                                                                f"than {active().complement_terms} conjunctions"))
     return [term[0] if len(term) == 1 else {"allOf": term} for term in terms]
 
 

@@ -9,7 +9,6 @@ one node. Built once per vocabulary, O(total token bytes).
 
 from __future__ import annotations
 
-import re
 import numpy as np
 
 
@@ -76,48 +75,3 @@ class TokenTrie:
         # position k of the result reads node_token_ids[starts[j] + (k - first output of j)]
         offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
         return self.node_token_ids[offsets + np.arange(total)]
-
-
-# One or more characters that may stand unescaped inside a JSON string, as whole UTF-8 sequences:
-# printable ASCII but '"' and '\\', or a well-formed multi-byte character (no surrogates).
-_PLAIN_STRING = re.compile(
-    rb"(?:[\x20\x21\x23-\x5B\x5D-\x7F]|[\xC2-\xDF][\x80-\xBF]|\xE0[\xA0-\xBF][\x80-\xBF]"
-    rb"|[\xE1-\xEC\xEE\xEF][\x80-\xBF]{2}|\xED[\x80-\x9F][\x80-\xBF]|\xF0[\x90-\xBF][\x80-\xBF]{2}"
-    rb"|[\xF1-\xF3][\x80-\xBF]{3}|\xF4[\x80-\x8F][\x80-\xBF]{2})+"
-)
-
-
-class StringSlice:
-    """The tokens that are entirely plain string content, precomputed once per vocabulary.
-
-    In a lexer state that loops on plain text (inside an unconstrained JSON string, between
-    characters), every such token is allowed and leads back to that very state, so a mask there is
-    ``plain`` plus a walk over the small trie of the remaining tokens (those with a quote, a
-    backslash, a control byte or a partial UTF-8 character); see ``masking/slices.py``. On GPT-2, 49,722 of 50,257 tokens are plain (the rest trie has 637
-    nodes); on Gemma 3, 254,292 of 262,144 (2,288 nodes).
-    """
-
-    def __init__(self, tokens: "tuple[bytes, ...] | list[bytes]", ordinary: np.ndarray) -> None:
-        plain = np.array([bool(t) and _PLAIN_STRING.fullmatch(t) is not None for t in tokens], dtype=bool)
-        self.plain = plain & ordinary
-        self.plain.flags.writeable = False
-        self.rest = TokenTrie(tokens, ordinary & ~self.plain)
-        #: characters (code points) of each plain token; 0 elsewhere
-        chars = np.zeros(len(tokens), dtype=np.int32)
-        for token_id in np.flatnonzero(self.plain).tolist():
-            chars[token_id] = len(tokens[token_id].decode("utf-8"))
-        chars.flags.writeable = False
-        self.chars = chars
-        self.longest = int(chars.max(initial=0))
-        self._up_to: dict[int, np.ndarray] = {}
-
-    def up_to(self, count: int) -> np.ndarray:
-        """The plain tokens of at most ``count`` characters (read-only; cached per count). O(V)
-        the first time."""
-        count = min(count, self.longest)
-        found = self._up_to.get(count)
-        if found is None:
-            found = self.plain & (self.chars <= count) if count < self.longest else self.plain
-            found.flags.writeable = False
-            self._up_to[count] = found
-        return found

@@ -22,10 +22,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable
 
-from .json_merge import Conjunction, flatten, merge, same_json
-from .json_numbers import bounds
-
-Resolve = Callable[[dict[str, Any], str], Any]
+from .keywords import Resolve
+from .merge import Conjunction, flatten, merge, same_json
+from .numbers import bounds
 
 KINDS = ("object", "array", "string", "integral", "fractional", "boolean", "null")
 _TYPE_KINDS = {"object": {"object"}, "array": {"array"}, "string": {"string"}, "integer": {"integral"},

@@ -1,31 +1,27 @@
-"""Compiled grammars (per constraint, shared) and their matchers (per request, cheap).
+"""The per-request matcher: the position of one text in one compiled grammar.
 
-Every front end (JSON Schema, regular expressions, Lark grammars) returns a ``CompiledGrammar``:
-the IR and its recognizer (lazy lexer DFA + parser), both vocabulary-independent; per-vocabulary
-maskers hang off it, held weakly by vocabulary. A ``Matcher`` is a list of recognizer states, one
-per token consumed, so ``rollback(k)`` is a list truncation and ``copy()`` a list copy.
+A ``Matcher`` is a list of recognizer states, one per token consumed, so ``rollback(k)`` is a list
+truncation and ``copy()`` a list copy; creating one is O(1) once the grammar's masker for the
+vocabulary exists. Masks come from the masker shared by every matcher of the same grammar and
+vocabulary.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-from typing import Union
+from typing import Protocol, Union
 
 import numpy as np
 
-from ..errors import GrammarError, TokenRejected, VocabularyError
-from ..ir.grammar import Grammar
-from ..lru import HITS, VALUE
-from ..masking.bitmask import bitmask_words
-from ..masking.masker import DEFAULT_CACHE_BYTES, UNREACHABLE, Masker
-from ..vocab import Vocabulary
-from .completion import MAX_COMPLETION, Completions
-from .recognizer import Recognizer, State
-from .transform import DEFAULT_MAX_SIZE
+from .engine.completion import Completions
+from .engine.recognizer import Recognizer, State
+from .errors import TokenRejected
+from .lru import HITS, VALUE
+from .masking.bitmask import bitmask_words
+from .masking.masker import Masker
+from .vocab import Vocabulary
 
 
-def _as_bytes(text: Union[str, bytes, bytearray]) -> bytes:
+def text_bytes(text: Union[str, bytes, bytearray]) -> bytes:
     """A text's bytes: a ``str`` as UTF-8, ``bytes``/``bytearray`` as they are. Anything else is a
     ``TypeError`` (``bytes(5)`` would be five NUL bytes, and a list of ints would be bytes too)."""
     if isinstance(text, str):
@@ -36,72 +32,19 @@ def _as_bytes(text: Union[str, bytes, bytearray]) -> bytes:
     raise TypeError(f"a text is a str or bytes, not {type(text).__name__}")
 
 
-class CompiledGrammar:
-    """A constraint compiled onto the grammar engine. Immutable and thread-safe to share."""
+class MaskSource(Protocol):
+    """What a matcher needs of its grammar (``CompiledGrammar``)."""
 
-    def __init__(self, grammar: Grammar, description: str = "", *, max_size: int = DEFAULT_MAX_SIZE,
-                 max_cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
-        self.ir = grammar
-        self.description = description
-        self.recognizer = Recognizer(grammar, max_size)
-        self.completions = Completions(self.recognizer)  # vocabulary-independent
-        self.max_cache_bytes = max_cache_bytes
-        self._maskers: "weakref.WeakKeyDictionary[Vocabulary, Masker]" = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
+    recognizer: Recognizer
+    completions: Completions
 
-    def __repr__(self) -> str:
-        return f"CompiledGrammar({self.description or self.ir!r})"
-
-    def min_completion_bytes(self, text: Union[str, bytes, bytearray] = b"") -> int:
-        """Fewest bytes that complete ``text`` (from the start by default)."""
-        state = self.recognizer.feed(self.recognizer.initial, _as_bytes(text))
-        if state is None:
-            raise ValueError("not a prefix of any text of this grammar")
-        return self.completions.min_bytes(state)
-
-    def accepts(self, text: Union[str, bytes, bytearray]) -> bool:
-        """Whether ``text`` (str as UTF-8, or bytes) is a complete sentence."""
-        return self.recognizer.accepts(_as_bytes(text))
-
-    def accepts_prefix(self, text: Union[str, bytes, bytearray]) -> bool:
-        """Whether ``text`` can be extended into a complete sentence."""
-        return self.recognizer.accepts_prefix(_as_bytes(text))
-
-    def min_completion_tokens(self, vocab: Vocabulary) -> int:
-        """Fewest tokens of ``vocab`` that spell the canonical shortest text: the smallest
-        ``max_tokens`` for which ``generate`` guarantees a complete text.
-
-        Raises:
-            GrammarError: the shortest text is longer than the budget can follow
-                (``MAX_COMPLETION`` bytes), or has no canonical form to vouch for.
-            VocabularyError: the vocabulary cannot spell it.
-        """
-        count = self.masker(vocab).finish_tokens(self.recognizer.initial)
-        if count < UNREACHABLE:
-            return count
-        length = self.completions.min_bytes(self.recognizer.initial)
-        if length > MAX_COMPLETION or self.completions.path(self.recognizer.initial) is None:
-            raise GrammarError(f"the shortest text is {length:,} bytes long; the closing budget follows "
-                               f"canonical completions of at most {MAX_COMPLETION:,} bytes")
-        raise VocabularyError("this vocabulary cannot spell the shortest text")
-
-    def masker(self, vocab: Vocabulary) -> Masker:
-        """The shared mask cache for ``vocab`` (created on first use)."""
-        with self._lock:
-            masker = self._maskers.get(vocab)
-            if masker is None:
-                masker = self._maskers[vocab] = Masker(self.recognizer, vocab, self.max_cache_bytes, self.completions)
-            return masker
-
-    def matcher(self, vocab: Vocabulary) -> "Matcher":
-        """A fresh matcher at the start of the text. O(1) once the vocabulary is prepared."""
-        return Matcher(self, vocab)
+    def masker(self, vocab: Vocabulary) -> Masker: ...
 
 
 class Matcher:
     """The position of one request in one grammar: feed tokens, read masks, roll back."""
 
-    def __init__(self, grammar: CompiledGrammar, vocab: Vocabulary) -> None:
+    def __init__(self, grammar: MaskSource, vocab: Vocabulary) -> None:
         self.grammar = grammar
         self.vocab = vocab  # a strong reference: the shared masker holds only a proxy
         self._masker = grammar.masker(vocab)

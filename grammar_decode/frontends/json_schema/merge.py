@@ -21,17 +21,9 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, NamedTuple
 
-from ..errors import SchemaError, UnsupportedSchemaError
-
-#: Keywords that annotate but constrain nothing; accepted anywhere. ``discriminator`` is OpenAPI's
-#: hint at which ``oneOf`` branch applies: the branches themselves must prove it.
-ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
-                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator",
-                         "$anchor", "$dynamicAnchor"})
-TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
-#: Most ``$ref``s followed while flattening one conjunction (a cycle of references through
-#: ``allOf`` alone would otherwise never end).
-MAX_REFS = 64
+from ...errors import SchemaError, UnsupportedSchemaError
+from ...limits import active
+from .keywords import ANNOTATIONS, NOT_PATTERNS, NOT_STRINGS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve
 
 
 class Part(NamedTuple):
@@ -66,7 +58,7 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def flatten(schemas: list[Any], resolve: Callable[[dict[str, Any], str], Any], pointer: str) -> list[Part] | bool:
+def flatten(schemas: list[Any], resolve: Resolve, pointer: str) -> list[Part] | bool:
     """The parts of the conjunction of ``schemas``, nested ``allOf`` and ``$ref`` followed; True
     when they constrain nothing, False when one admits nothing."""
     parts: list[Part] = []
@@ -107,8 +99,8 @@ def flatten(schemas: list[Any], resolve: Callable[[dict[str, Any], str], Any], p
             if not isinstance(schema["$ref"], str):
                 raise SchemaError("'$ref' must be a string", pointer)
             refs += 1
-            if refs > MAX_REFS:
-                raise UnsupportedSchemaError("allOf", pointer, f"more than {MAX_REFS} references to follow")
+            if refs > active().schema_refs:
+                raise UnsupportedSchemaError("allOf", pointer, f"more than {active().schema_refs} references to follow")
             work.append(resolve(schema, pointer))
     return parts if parts else True
 
@@ -124,11 +116,6 @@ def _types(value: Any) -> set[str]:
         names.add("integer")  # integer ⊂ number
     return names
 
-
-#: Keys (never JSON: tuples) that carry ``unevaluatedProperties``/``unevaluatedItems`` of the schema
-#: being compiled into the merge of its own conjunction, whose keywords are what evaluates.
-UNEVALUATED_PROPERTIES = ("unevaluated", "properties")
-UNEVALUATED_ITEMS = ("unevaluated", "items")
 
 #: Keywords that say which schema applies to which item position.
 _POSITIONAL = ("prefixItems", "items", "additionalItems")
@@ -248,7 +235,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             elif keyword == "multipleOf" and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
                                                  for v in (mine, value)):
                 out[keyword] = math.lcm(mine, value)  # multiples of both: multiples of the lcm
-            elif keyword in (("not", "strings"), ("not", "patterns")):  # json_complement's exclusions: all hold
+            elif keyword is NOT_STRINGS or keyword is NOT_PATTERNS:  # exclusions (complement): all hold
                 out[keyword] = list(mine) + [v for v in value if v not in mine]
             elif keyword == "pattern":
                 known = tuple(mine) if isinstance(mine, Patterns) else (mine,)

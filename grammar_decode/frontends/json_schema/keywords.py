@@ -1,0 +1,111 @@
+"""What the JSON Schema front end's modules share: the keyword tables, the internal markers, the
+``SchemaCompiler`` protocol the IR builders call back through, and the readers of keyword values.
+
+Layers of this package (each module imports only from the layers before it):
+
+1. this module;
+2. the document: ``walk`` (schema positions), ``drafts`` (which draft's keywords apply),
+   ``refs`` (``$ref`` resolution and the draft view of each schema object);
+3. schema algebra on dicts: ``numbers`` (bounds and multiples), ``merge`` (conjunctions),
+   ``disjoint`` (proofs that schemas share no instance), ``complement`` (``not`` pushed inward),
+   ``rewrites`` (``not``, ``if``, ``oneOf``, ``dependentSchemas`` into ``anyOf``/``allOf``);
+4. IR builders: ``lexemes`` (JSON's lexemes), ``formats``, ``number_lexemes``, ``objects``,
+   ``arrays``;
+5. ``compiler``: one rule per schema object, the entry point.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, Union
+
+from ...errors import SchemaError
+from ...ir.grammar import Grammar, Symbol
+from ..regex import Dialect
+from .lexemes import JsonLexemes
+
+
+class Marker:
+    """A key the front end adds to a schema dict for what no JSON Schema keyword can say (strings
+    to exclude, the ``unevaluated*`` of the schema being merged). Never equal to a string, so a
+    schema the user wrote can never spell one; one instance per meaning, compared by identity."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+#: A schema object as the front end handles it: the document's keywords, perhaps with markers.
+Key = Union[str, Marker]
+Schema = dict[Any, Any]
+
+#: Decoded strings a string schema excludes (a tuple of str).
+NOT_STRINGS = Marker("not strings")
+#: Patterns that must not match a string schema's strings (a tuple of patterns).
+NOT_PATTERNS = Marker("not patterns")
+#: A number schema that admits only numbers with a fraction (not built: refused if compiled).
+NOT_INTEGRAL = Marker("not integral")
+#: ``unevaluatedProperties``/``unevaluatedItems`` of the schema being compiled, carried into the
+#: merge of its own conjunction, whose keywords are what evaluates.
+UNEVALUATED_PROPERTIES = Marker("unevaluated properties")
+UNEVALUATED_ITEMS = Marker("unevaluated items")
+MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS)
+
+#: Keywords that annotate but constrain nothing; accepted anywhere. ``discriminator`` is OpenAPI's
+#: hint at which ``oneOf`` branch applies: the branches themselves must prove it.
+ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
+                         "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator",
+                         "$anchor", "$dynamicAnchor"})
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+
+#: Keywords whose value is a schema / a list of schemas / an object of schemas.
+SCHEMA_KEYWORDS = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if",
+                   "then", "else", "unevaluatedItems", "unevaluatedProperties")
+SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+
+#: ``resolve(holder, pointer)``: the schema ``holder["$ref"]`` points at.
+Resolve = Callable[[Schema, str], Any]
+
+
+def pointer_join(parent: str, token: str | int) -> str:
+    """``parent`` extended by one reference token (``~`` and ``/`` escaped as RFC 6901 says)."""
+    return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"
+
+
+def non_negative_int(schema: Schema, keyword: str, pointer: str) -> int | None:
+    """The value of a count keyword (``minItems``, ``maxLength``...; ``2.0`` reads as 2), None
+    when absent; ``SchemaError`` for anything but a non-negative integer."""
+    if keyword not in schema:
+        return None
+    value = schema[keyword]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SchemaError(f"{keyword!r} must be a non-negative integer, got {value!r}", pointer)
+    return value
+
+
+class SchemaCompiler(Protocol):
+    """What the object and array builders call back into: the compiler of the whole document."""
+
+    grammar: Grammar
+    lex: JsonLexemes
+    empty_reasons: list[tuple[str, str]]
+    extra_keys: str
+    property_order: str
+
+    def value(self, schema: Any, pointer: str) -> Symbol: ...
+
+    def string_lexeme(self, schema: Schema, pointer: str) -> Symbol | None: ...
+
+    def pattern_body(self, pattern: str, pointer: str, dialect: Dialect = "both") -> int: ...
+
+    def resolve(self, holder: Schema, pointer: str) -> Any: ...
+
+    def retain(self, schema: Schema) -> Schema: ...
+
+    def any_value(self) -> Symbol: ...

@@ -372,9 +372,18 @@ def mode_summary(steps: Steps, miss_steps: Sequence[bool] | None = None) -> dict
     return out
 
 
-def budget_walk_count(masker: Masker) -> int:
+def cache_info(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary) -> dict[str, dict[str, int]]:
+    """Every cache of the (grammar, vocabulary) pair: the masker's and the closing budget's (part
+    of the masker in earlier versions)."""
+    info = dict(grammar.masker(vocab).cache_info())
+    if hasattr(grammar, "budget"):
+        info.update(grammar.budget(vocab).cache_info())
+    return info
+
+
+def budget_walk_count(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary) -> int:
     """States whose canonical completion the closing budget computed."""
-    return masker.cache_info()["finish"]["entries"]
+    return cache_info(grammar, vocab)["finish"]["entries"]
 
 
 def fresh_grammar_passes(vocab: gd.Vocabulary, tokens: Sequence[int], logits: np.ndarray, repeats: int,
@@ -418,10 +427,10 @@ def bench_document(vocab: gd.Vocabulary, cfg: Config, seed: int, max_tokens: int
         "distinct_states": grammar.masker(vocab).cache_info()["masks"]["misses"],
         "stop_reason": result.stop_reason, "text_head": result.text[:80],
         "generate_mask_ms": ms(result.mask_seconds), "generate_total_ms": ms(result.total_seconds),
-        "generate_budget_walks": budget_walk_count(gen_grammar.masker(vocab)),
+        "generate_budget_walks": budget_walk_count(gen_grammar, vocab),
         "cold": mode_summary(median_pass(cold), _miss_steps(grammar, vocab, tokens)),
         "cold_budget": mode_summary(median_pass(budget)),
-        "budget_walks": budget_walk_count(budget_grammars[-1].masker(vocab)),
+        "budget_walks": budget_walk_count(budget_grammars[-1], vocab),
         "warm": mode_summary(median_pass(warm)), "disabled": mode_summary(median_pass(disabled)),
     }
 
@@ -490,7 +499,7 @@ def bench_nested_cache(vocab: gd.Vocabulary, walks: int, seed: int) -> dict[str,
             if not allowed or (matcher.is_accepting() and rng.random() < 0.2):
                 break
             matcher.advance(int(rng.choice(allowed)))
-    info = grammar.masker(vocab).cache_info()
+    info = cache_info(grammar, vocab)
     return {"walks": walks, "distinct_states": len(states), "distinct_lexer_states": len(lexer_states),
             **{f"{k}_entries": v["entries"] for k, v in info.items()},
             **{f"{k}_bytes": v["bytes"] for k, v in info.items()}}

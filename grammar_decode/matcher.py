@@ -17,6 +17,7 @@ from .engine.recognizer import Recognizer, State
 from .errors import TokenRejected
 from .lru import HITS, VALUE
 from .masking.bitmask import bitmask_words
+from .masking.budget import ClosingBudget
 from .masking.masker import Masker
 from .vocab import Vocabulary
 
@@ -40,6 +41,8 @@ class MaskSource(Protocol):
 
     def masker(self, vocab: Vocabulary) -> Masker: ...
 
+    def budget(self, vocab: Vocabulary) -> ClosingBudget: ...
+
 
 class Matcher:
     """The position of one request in one grammar: feed tokens, read masks, roll back."""
@@ -48,6 +51,7 @@ class Matcher:
         self.grammar = grammar
         self.vocab = vocab  # a strong reference: the shared masker holds only a proxy
         self._masker = grammar.masker(vocab)
+        self._budget = grammar.budget(vocab)
         self._mask_entries = self._masker.mask_cache.entries
         self._recognizer = grammar.recognizer
         self._states: list[State] = [self._recognizer.initial]
@@ -99,15 +103,15 @@ class Matcher:
 
     def budget_mask(self, remaining_tokens: int) -> np.ndarray:
         """``mask()`` narrowed so that the text can still end within ``remaining_tokens`` tokens
-        (see ``Masker.budget_mask``)."""
+        (see ``masking.budget``)."""
         if self.terminated:
             return np.zeros(len(self.vocab), dtype=bool)
-        return self._masker.budget_mask(self.state, remaining_tokens)
+        return self._budget.narrow(self.state, remaining_tokens)
 
     def min_completion_tokens(self) -> int:
         """Fewest tokens that spell the canonical completion from here (the closing budget's
         measure)."""
-        return 0 if self.terminated else self._masker.finish_tokens(self.state)
+        return 0 if self.terminated else self._budget.finish_tokens(self.state)
 
     def min_completion_bytes(self) -> int:
         """Fewest bytes that complete the text from here."""

@@ -199,16 +199,16 @@ def test_budget_mask_is_subset_and_keeps_the_promise(gpt2: gd.Vocabulary, schema
     keeps leaves a state that can still finish in the tokens left (checked by feeding each one)."""
     grammar = gd.compile_json_schema(schema)
     state = _state(grammar, prefix)
-    masker = grammar.masker(gpt2)
-    narrowed = masker.budget_mask(state, remaining)
+    masker, budget_of = grammar.masker(gpt2), grammar.budget(gpt2)
+    narrowed = budget_of.narrow(state, remaining)
     full = masker.mask(state)
     assert not (narrowed & ~full).any()
     assert narrowed.any()
-    here = masker.finish_tokens(state)
+    here = budget_of.finish_tokens(state)
     budget = max(remaining - 1, here - 1, 0)
     eos = set(gpt2.eos_token_ids)
     for token_id in np.flatnonzero(narrowed).tolist():
         if token_id in eos:
             continue
         after = grammar.recognizer.feed(state, gpt2.token_bytes(token_id))
-        assert after is not None and masker.finish_tokens(after) <= budget, (gpt2.token_bytes(token_id), budget)
+        assert after is not None and budget_of.finish_tokens(after) <= budget, (gpt2.token_bytes(token_id), budget)

@@ -19,6 +19,7 @@ or no byte lowers the bound, ``completion`` returns None and the budget makes no
 from __future__ import annotations
 
 import weakref
+from typing import Iterator
 
 from ..lru import ByteBoundedLRU
 from .lexer import DEAD
@@ -200,26 +201,33 @@ class Completions:
         self._links.put(state, link, 96)
         return link
 
+    def canonical(self, state: State) -> Iterator[tuple[int, State]]:
+        """The canonical completion of ``state``, one ``(byte, state after it)`` at a time, as
+        far as it is known to be canonical: it stops at a complete state, or where the bound is
+        not exact (``next_byte`` is None there). The one walk along canonical completions: the
+        closing budget follows it, ``path`` materialises it."""
+        accepting = self.recognizer.is_accepting
+        while not accepting(state):
+            link = self.next_byte(state)
+            if link is None:
+                return
+            yield link
+            state = link[1]
+
     def path(self, state: State, limit: int | None = None) -> tuple[bytes, list[State]] | None:
         """The canonical completion of ``state`` and the states along it (``len(states) ==
         len(text) + 1``, the last one complete); None where there is none to vouch for or it is
         longer than ``limit`` (default ``self.limit``)."""
         if limit is None:
             limit = self.limit
-        need = self.min_bytes(state)
-        if need >= min(limit, INFINITE) + 1:
+        if self.min_bytes(state) >= min(limit, INFINITE) + 1:
             return None
         text = bytearray()
         states = [state]
-        while need > 0:
-            link = self.next_byte(state)
-            if link is None:
-                return None
-            text.append(link[0])
-            state = link[1]
+        for byte, state in self.canonical(state):
+            text.append(byte)
             states.append(state)
-            need -= 1
-        if not self.recognizer.is_accepting(state):
+        if not self.recognizer.is_accepting(states[-1]):
             return None
         return bytes(text), states
 

@@ -149,20 +149,31 @@ class Vocabulary:
 
     def fewest_tokens(self, data: bytes) -> int | None:
         """Fewest ordinary tokens whose concatenation is exactly ``data`` (None if impossible).
-        Dynamic programming over positions; O(len(data) × longest token) dict lookups."""
+        O(len(data) × longest token) dict lookups."""
+        return self.fewest_tokens_table(data, [0])[0]
+
+    def fewest_tokens_table(self, data: bytes, tail: Sequence[int | None]) -> list[int | None]:
+        """For every position ``i`` of ``data`` (0 to ``len(data)``), the fewest ordinary tokens
+        that spell ``data[i:j]`` for some ``j`` and then need ``counts[j]`` more, where the last
+        ``len(tail)`` positions have the given counts (``tail[-1]`` is position ``len(data)``;
+        None: impossible) and the others are computed, right to left. With ``tail == [0]`` it is
+        the fewest tokens spelling each suffix; the closing budget passes the known counts of the
+        states past a stretch of text. Dynamic programming, O(len(data) × longest token)."""
         tokens = self.ids_by_bytes()
         longest = self._longest
         n = len(data)
-        best: list[int | None] = [None] * (n + 1)
-        best[n] = 0
-        for start in range(n - 1, -1, -1):
+        given = len(tail)
+        if not 1 <= given <= n + 1:
+            raise ValueError(f"tail gives {given} counts for {n + 1} positions")
+        best: list[int | None] = [None] * (n + 1 - given) + list(tail)
+        for start in range(n - given, -1, -1):
             found: int | None = None
             for stop in range(start + 1, min(n, start + longest) + 1):
                 rest = best[stop]
                 if rest is not None and (found is None or rest + 1 < found) and data[start:stop] in tokens:
                     found = rest + 1
             best[start] = found
-        return best[0]
+        return best
 
     def prepare(self) -> "Vocabulary":
         """Build the per-vocabulary structures the vocabulary owns now (trie, token index)

@@ -2,10 +2,10 @@
 
 Nothing here is a test. The pieces the property modules share:
 
-- example budgets, scaled with the conftest hypothesis profile, and the cache of compiled grammars;
+- example budgets, scaled with the hypothesis profile of conftest.py, and the cache of compiled grammars;
 - the judge, which never shares code with the library: Python's ``json`` module made strict (no
   duplicate keys, no NaN/Infinity, no lone surrogates, UTF-8 only) plus the Draft 2020-12 validator
-  from ``conftest.validate``;
+  from ``helpers.validate``;
 - strategies for random schemas within the supported subset, and for their valid instances in the
   grammar's canonical shape (required keys only, in ``required`` order; numbers with at most two
   exponent digits); ``canonicalize`` reshapes instances from elsewhere into that shape;
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS, require, validate, walker
+from helpers import SCHEMAS, require, validate, walker
 
 jsonschema = require("jsonschema")
 from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
@@ -32,7 +32,7 @@ from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, IN
 # ------------------------------------------------------------------------------------------------
 # budgets
 
-#: Examples per test scale with the conftest profile (60 by default; GD_HYPOTHESIS_EXAMPLES).
+#: Examples per test scale with the profile of conftest.py (60 by default; GD_HYPOTHESIS_EXAMPLES).
 _PROFILE_EXAMPLES: int = settings().max_examples
 
 

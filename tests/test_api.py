@@ -9,7 +9,7 @@ import numpy as np
 
 import grammar_decode as gd
 
-from conftest import PERSON
+from helpers import PERSON
 
 
 def test_core_import_needs_only_numpy() -> None:

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from conftest import PERSON, require
+from helpers import PERSON, require
 
 jsonschema = require("jsonschema")
 require("regex")

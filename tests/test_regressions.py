@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conftest import require
+from helpers import require
 
 require("regex")
 
@@ -17,7 +17,7 @@ from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
-from conftest import PERSON
+from helpers import PERSON
 
 
 def _ids(vocab: gd.Vocabulary, predicate) -> list[int]:

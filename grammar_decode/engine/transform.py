@@ -60,7 +60,9 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
         if grammar.exprs.is_empty(expr):
             empty_lexemes.add(index)
     rules = [[alt for alt in alts if not any(s in empty_lexemes for s in alt)] for alts in rules]
+    check_deadline()
     productive = _productive(rules)
+    check_deadline()
     if not productive[start_rule]:
         raise GrammarAdmitsNothing("the grammar admits no text (its start symbol derives nothing)")
     rules = [[alt for alt in alts if all(s >= 0 or productive[~s] for s in alt)] for alts in rules]
@@ -72,8 +74,11 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
         rules.append([])
         return len(rules) - 1
 
+    check_deadline()
     index = 0
     while index < len(rules):
+        if not index & 1023:
+            check_deadline()
         out = []
         for alt in rules[index]:
             if len(alt) > 2:
@@ -101,8 +106,10 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
                 if option:
                     variants[tuple(option)] = None
         rules[index] = list(variants)
+    check_deadline()
     live = [bool(alts) for alts in rules]
     rules = [[alt for alt in alts if all(s >= 0 or live[~s] for s in alt)] for alts in rules]
+    check_deadline()
     if not rules[start_rule]:
         if start_nullable:  # only the empty text: a start rule with no alternatives
             return Rewritten(rules, names, start_rule, True)
@@ -112,6 +119,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
     units: list[set[int]] = []
     for index, alts in enumerate(rules):
         units.append({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0})
+    check_deadline()
     closure = []
     for index in range(len(rules)):
         if not index & 255:
@@ -124,15 +132,18 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
                     seen.add(other)
                     stack.append(other)
         closure.append(seen)
-    check_deadline()
-    rules = [list(dict.fromkeys(alt for other in sorted(closure[index]) for alt in rules[other]
-                                if not (len(alt) == 1 and alt[0] < 0)))
-             for index in range(len(rules))]
-    check_deadline()
+    merged: list[list[Alternative]] = []
+    for index in range(len(rules)):
+        if not index & 255:
+            check_deadline()
+        merged.append(list(dict.fromkeys(alt for other in sorted(closure[index]) for alt in rules[other]
+                                         if not (len(alt) == 1 and alt[0] < 0))))
+    rules = merged
     rules = _reachable_only(rules, start_rule)
     _check(rules, max_size)
 
     # 5. left recursion
+    check_deadline()
     for component in _left_recursive_components(rules):
         for i, rule in enumerate(component):
             check_deadline()

@@ -104,7 +104,10 @@ class CountedIntersections:
         ``Limits.counted_states`` states, ``NotImplemented``: the caller searches instead."""
         members = list(self.args[item])  # type: ignore[arg-type]
         counters = {m: c for m in members if (c := self._counter_of(m)) is not None}
-        if not counters:
+        if not counters or all(c[2] == 0 and c[3] is None for c in counters.values()):
+            # no count to solve (a plain star counts nothing): the derivative search, which stops
+            # at the first complete string, is the cheaper way (a JSON string less a search
+            # pattern over a Unicode class costs seconds by counting, milliseconds by searching)
             return NotImplemented
         # the count with the largest bound; others over the same prefix and unit join it
         chosen = max(counters, key=lambda m: counters[m][2] + (counters[m][3] or counters[m][2]))

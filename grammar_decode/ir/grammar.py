@@ -81,6 +81,8 @@ class Grammar:
 
     def rule(self, name: str) -> Symbol:
         """A new rule with no alternatives yet (``define`` gives them)."""
+        if not len(self.rule_names) & 255:
+            check_deadline()  # front ends build rules in loops of their own: one clock for all
         self.rule_names.append(name)
         self.alternatives.append([])
         return ~(len(self.rule_names) - 1)

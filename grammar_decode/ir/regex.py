@@ -22,8 +22,11 @@ derivative is memoised per (node, byte).
 from __future__ import annotations
 
 import functools
+import heapq
 import threading
 from collections import deque
+
+import numpy as np
 from typing import Iterable, Iterator
 
 from ..limits import active, check_deadline
@@ -68,6 +71,7 @@ class ExprSet(CountedIntersections):
         self._classes: dict[int, tuple[int, ...]] = {}
         self._split_sets: dict[int, frozenset[int]] = {}
         self._min: dict[int, int | None] = {}
+        self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
         self._lock = threading.Lock()
         # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
@@ -278,7 +282,11 @@ class ExprSet(CountedIntersections):
                 return self.alt(first, self.derivative(tail, byte))
             return first
         if kind == OR_KIND:
-            return self.alt(*(self.derivative(m, byte) for m in args))  # type: ignore[union-attr]
+            # members that cannot begin with ``byte`` derive to ∅: skip them on their first-byte
+            # sets (a Unicode class is a union of hundreds of UTF-8 sequences; few take a byte)
+            first = self.first_bytes
+            return self.alt(*(self.derivative(m, byte) for m in args  # type: ignore[union-attr]
+                              if (first(m) >> byte) & 1))
         if kind == AND_KIND:
             return self.both(*(self.derivative(m, byte) for m in args))  # type: ignore[union-attr]
         if kind == NOT_KIND:
@@ -353,7 +361,12 @@ class ExprSet(CountedIntersections):
     @staticmethod
     def partition(parts: Iterable[int]) -> list[int]:
         """The coarsest partition of the 256 bytes that splits along every set in ``parts``,
-        ordered by each block's least byte."""
+        ordered by each block's least byte. Many sets (a Unicode class is hundreds of UTF-8
+        ranges) are grouped by each byte's membership signature, in O(bytes × sets / 8) with
+        numpy; a few by refining block by block."""
+        parts = list(parts)
+        if len(parts) > 24:
+            return _partition_by_signature(parts)
         classes = {ALL_BYTES}
         for part in parts:
             refined = set()
@@ -454,9 +467,99 @@ class ExprSet(CountedIntersections):
             return False
         if self._infinite_less_finite(item):
             return False
-        empty = self.min_length(item, fuel) is None
+        known = self._min.get(item, -1)
+        if known != -1:
+            empty = known is None
+        else:
+            kind = self.kind[item]
+            args = self.args[item]
+            if kind == CONCAT_KIND:
+                empty = any(self.is_empty(m, fuel) for m in args)  # type: ignore[union-attr]
+            elif kind == OR_KIND:
+                empty = all(self.is_empty(m, fuel) for m in args)  # type: ignore[union-attr]
+            elif kind == REPEAT_KIND:
+                empty = args[1] > 0 and self.is_empty(args[0], fuel)  # type: ignore[index]
+            else:
+                counted = self._counted_min(item, fuel) if kind == AND_KIND else NotImplemented
+                if counted is not NotImplemented:  # an intersection with a count: counted, any size
+                    self._min[item] = counted
+                    empty = counted is None
+                else:
+                    empty = not self._has_witness(item, fuel)
         self._empty[item] = empty
         return empty
+
+    def _lower_bound(self, item: int) -> int | None:
+        """A lower bound on the length of ``item``'s strings, from its structure alone (``¬x``
+        counts 0, ``x & y`` the larger bound); None where the structure shows no string at all.
+        Memoised per node."""
+        found = self._bound.get(item, -1)
+        if found != -1:
+            return found
+        kind = self.kind[item]
+        args = self.args[item]
+        result: int | None
+        if not self.has_boolean(item):
+            result = self._structural_min(item, {})
+        elif kind == NOT_KIND:
+            result = 0
+        elif kind == AND_KIND:
+            bounds = [self._lower_bound(m) for m in args]  # type: ignore[union-attr]
+            result = None if any(b is None for b in bounds) else max(bounds)  # type: ignore[type-var]
+        elif kind == OR_KIND:
+            known = [b for b in (self._lower_bound(m) for m in args) if b is not None]  # type: ignore[union-attr]
+            result = min(known) if known else None
+        elif kind == CONCAT_KIND:
+            total = 0
+            for member in args:  # type: ignore[union-attr]
+                part = self._lower_bound(member)
+                if part is None:
+                    total = -1
+                    break
+                total += part
+            result = None if total < 0 else total
+        else:  # REPEAT
+            inner, lo, _hi = args  # type: ignore[misc]
+            part = self._lower_bound(inner) if lo else 0
+            result = 0 if lo == 0 else (None if part is None else part * lo)
+        self._bound[item] = result
+        return result
+
+    def _has_witness(self, item: int, fuel: int) -> bool:
+        """Whether ``item`` matches some string: a best-first search over derivatives, the state
+        closest to a complete string (by ``_lower_bound``) first. It stops at the first complete
+        string, so a non-empty intersection costs a walk along one string rather than a
+        breadth-first sweep of every state up to the shortest length (what ``min_length`` must
+        do); an empty one costs the same sweep as the search."""
+        if self.kind[item] == AND_KIND:
+            for member in self.args[item]:  # type: ignore[union-attr]
+                if self.kind[member] != NOT_KIND and not self.has_boolean(member):
+                    candidate = self._search_nullable(member, fuel)
+                    if candidate is not None and self.matches(item, candidate):
+                        return True
+                    break
+        heap: list[tuple[int, int, int]] = [(0, 0, item)]
+        seen = {item}
+        order = 0
+        while heap:
+            _bound, _order, node = heapq.heappop(heap)
+            if self.nullable[node]:
+                return True
+            for block in self.byte_classes(node):
+                nxt = self.derivative(node, (block & -block).bit_length() - 1)
+                if nxt == NOTHING or nxt in seen or self._empty.get(nxt):
+                    continue
+                bound = self._lower_bound(nxt)
+                if bound is None:
+                    continue
+                seen.add(nxt)
+                if len(seen) > fuel:
+                    raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
+                if not len(seen) & 127:
+                    check_deadline()
+                order += 1
+                heapq.heappush(heap, (bound, order, nxt))
+        return False
 
     def _infinite_less_finite(self, item: int) -> bool:
         """Structurally non-empty: ``x & ¬y1 & ¬y2 ...`` with ``x`` an infinite language and each
@@ -519,7 +622,9 @@ class ExprSet(CountedIntersections):
         kind = self.kind[item]
         args = self.args[item]
         result: int | None
-        if not self.has_boolean(item):
+        if self.nullable[item]:
+            result = 0  # the empty string: no search (a search over ``x* & ¬(...)`` can be long)
+        elif not self.has_boolean(item):
             result = self._structural_min(item, {})
         elif kind == CONCAT_KIND:
             total: int | None = 0
@@ -613,6 +718,18 @@ class ExprSet(CountedIntersections):
     def _describe_group(self, item: int) -> str:
         text = self.describe(item)
         return text if self.kind[item] in (BYTES_KIND, OR_KIND, AND_KIND, LITERAL_KIND) else f"({text})"
+
+
+def _partition_by_signature(parts: list[int]) -> list[int]:
+    """``ExprSet.partition`` for many sets: bytes with equal membership in every set form a block."""
+    rows = np.frombuffer(b"".join(part.to_bytes(32, "little") for part in parts), dtype=np.uint8)
+    members = np.unpackbits(rows.reshape(len(parts), 32), axis=1, bitorder="little")  # (sets, 256)
+    signatures = np.packbits(members.T, axis=1)  # (256, ceil(sets / 8)): one row per byte
+    _unique, first, inverse = np.unique(signatures, axis=0, return_index=True, return_inverse=True)
+    blocks = [0] * len(first)
+    for byte, group in enumerate(inverse.reshape(-1).tolist()):
+        blocks[group] |= 1 << byte
+    return sorted(blocks, key=lambda m: (m & -m))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -95,16 +95,18 @@ class ObjectBuilder:
         self._pattern_exprs = {p: self._pattern_key(p, "both") for p in patterns}
         self._pattern_maybe = {p: self._pattern_key(p, "either") for p in patterns}
 
-        names = list(properties)
-        for name in [*required, *depends, *(k for ks in depends.values() for k in ks), *(key_names or ())]:
-            if name not in names:
-                names.append(name)
+        # named keys in order: properties, then required, dependent and propertyNames keys
+        names = list(dict.fromkeys([*properties, *required, *depends, *(k for ks in depends.values() for k in ks),
+                                    *(key_names or ())]))
+        check_deadline()
         optional = len(names) - len(set(required) & set(names))
         if optional > active().optional_keys:
             raise UnsupportedSchemaError("properties", pointer, f"{optional:,} optional keys (at most "
                                                                 f"{active().optional_keys:,} per object)")
         allowed = {n for n in names if self._key_allowed(n, key_expr, key_names)}
+        check_deadline()
         schemas = {n: self._value_schemas(n, properties, patterns, additional) for n in names}
+        check_deadline()
         # a key whose value admits nothing cannot be written, nor can a key depending on one
         impossible = {n for n in names if n not in allowed or any(s is False for s in schemas[n])}
         changed = True

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require
+from helpers import DATA, require
 
 require("jsonschema")
 
 from tools.json_schema_suite import GroupResult, run_suite, summary_table
 
-BASELINE = Path(__file__).resolve().parent / "data" / "json_schema_suite_baseline.json"
+BASELINE = DATA / "json_schema_suite_baseline.json"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_language, assert_random_documents_validate, require
+from helpers import assert_language, assert_random_documents_validate, require
 from grammar_decode.frontends.json_schema.disjoint import disjoint
 
 CAT = {"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}},

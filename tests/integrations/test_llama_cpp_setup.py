@@ -12,7 +12,7 @@ from grammar_decode import cli
 from grammar_decode.integrations import llama_cpp_setup
 from grammar_decode.integrations.llama_cpp_setup import LlamaCppUnusable, run_probe
 
-from conftest import require
+from helpers import require
 
 
 def _dies_by(sig: signal.Signals) -> list[str]:

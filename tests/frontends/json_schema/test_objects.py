@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_language, assert_masks_equal_reference, assert_random_documents_validate, require
+from helpers import REFERENCE_VOCABS, assert_language, assert_masks_equal_reference, assert_random_documents_validate, require
 
 OBJECTS = [  # schema, accepted, rejected
     # absent additionalProperties: any other key, any value; a named key keeps its own schema
@@ -187,7 +187,7 @@ MASK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
 @pytest.mark.parametrize("schema,prefixes", MASK_CASES)
 def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
     assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)
@@ -237,7 +237,7 @@ def test_any_order_refuses_too_many_keys_and_bad_options() -> None:
         gd.compile_json_schema({}, property_order="sorted")
 
 
-@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
 def test_any_order_masks_equal_the_reference(request, vocab_name: str) -> None:
     vocab = request.getfixturevalue(vocab_name)
     schema = {"properties": {"name": {"type": "string"}, "id": {"type": "integer"}}, "required": ["id"],

@@ -1,6 +1,6 @@
 """Property tests: the grammar against independent judges, on generated schemas and documents.
 
-The judges (strict ``json``, the Draft 2020-12 validator from ``conftest.validate``) and the schema
+The judges (strict ``json``, the Draft 2020-12 validator from ``helpers.validate``) and the schema
 and instance strategies live in ``documents``. Property 2 (token walks over cl100k) is checked in
 ``test_token_walks``, property 5 (exact languages) in ``test_languages``.
 
@@ -30,7 +30,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS, require, validate, walker
+from helpers import SCHEMAS, require, validate, walker
 
 from_schema = require("hypothesis_jsonschema").from_schema
 from documents import (

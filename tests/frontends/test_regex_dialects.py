@@ -16,7 +16,7 @@ from grammar_decode.errors import UnsupportedRegexError
 from grammar_decode.frontends.regex import translate
 from grammar_decode.ir.regex import ExprSet
 
-from conftest import require
+from helpers import require
 
 ALL = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 TEXT = "".join(map(chr, ALL))
@@ -215,7 +215,7 @@ def test_a_complement_read_under_both_dialects_is_caught(monkeypatch: pytest.Mon
     rule) accepts rows of the table above: the table can fail."""
     import json
 
-    from grammar_decode.frontends.json_schema import schema as json_schema
+    from grammar_decode.frontends.json_schema import compiler as json_schema
 
     exact = json_schema.JsonSchemaCompiler.pattern_body
     monkeypatch.setattr(json_schema.JsonSchemaCompiler, "pattern_body",

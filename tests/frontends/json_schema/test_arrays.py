@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_language, assert_masks_equal_reference, assert_random_documents_validate, require
+from helpers import REFERENCE_VOCABS, assert_language, assert_masks_equal_reference, assert_random_documents_validate, require
 
 ARRAYS = [  # schema, accepted, rejected
     ({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
@@ -163,7 +163,7 @@ MASK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
 @pytest.mark.parametrize("schema,prefixes", MASK_CASES)
 def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
     assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)

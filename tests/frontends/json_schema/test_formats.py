@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import assert_masks_equal_reference, assert_random_documents_validate, require
+from helpers import assert_masks_equal_reference, assert_random_documents_validate, require
 from grammar_decode.frontends.json_schema import formats as json_formats
 from grammar_decode.frontends.json_schema.formats import FORMATS
 

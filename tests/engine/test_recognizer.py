@@ -9,7 +9,7 @@ import pytest
 import grammar_decode as gd
 from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
 
-from conftest import ORDER, PERSON, walker
+from helpers import ORDER, PERSON, walker
 
 # (schema, whitespace, accepted, prefix-only (viable, incomplete), rejected)
 TABLES = {

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import grammar_decode as gd
-from conftest import assert_language
+from helpers import assert_language
 
 UNSUPPORTED = [
     ({"type": "string", "pattern": "a(?=b)"}, "pattern", ""),

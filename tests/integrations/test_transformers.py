@@ -13,7 +13,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
-from conftest import require  # noqa: E402
+from helpers import require  # noqa: E402
 
 torch = require("torch", "transformers")
 transformers = require("transformers", "transformers")
@@ -21,7 +21,7 @@ transformers = require("transformers", "transformers")
 import grammar_decode as gd  # noqa: E402
 from grammar_decode.integrations.transformers import TransformersLogitsProcessor  # noqa: E402
 
-from conftest import validate  # noqa: E402
+from helpers import validate  # noqa: E402
 
 ARRAY = {"type": "array", "items": {"type": "integer"}}
 BOOLEAN = {"type": "boolean"}
@@ -190,7 +190,7 @@ def gemma():
     """(model, tokenizer, vocab): the Gemma 3 270M GGUF through transformers, once per module."""
     pytest.importorskip("accelerate")
     pytest.importorskip("gguf")
-    from test_hf_vocab import gemma_hf_vocab, gemma_model_path, gemma_tokenizer
+    from helpers import gemma_hf_vocab, gemma_model_path, gemma_tokenizer
 
     path = gemma_model_path()
     model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,

@@ -8,11 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from conftest import require  # noqa: E402
+from helpers import require  # noqa: E402
 
 llama_cpp = require("llama_cpp", "llama-cpp")
 
 import grammar_decode as gd  # noqa: E402
+from grammar_decode.vocab.token_text import END_OF_GENERATION_TEXTS  # noqa: E402
 from grammar_decode.cli import default_model_path, default_prompt  # noqa: E402
 from grammar_decode.integrations import llama_cpp_setup  # noqa: E402
 from grammar_decode.integrations.llama_cpp import (  # noqa: E402
@@ -20,7 +21,7 @@ from grammar_decode.integrations.llama_cpp import (  # noqa: E402
     LlamaLogits,
 )
 
-from conftest import MEASUREMENTS, PERSON, TAGS, validate  # noqa: E402
+from helpers import MEASUREMENTS, PERSON, TAGS, validate  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def test_gguf_reader_is_never_more_permissive_than_llama_cpp(name: str) -> None:
     assert all(ours.token_bytes(i) == theirs.token_bytes(i) for i in np.flatnonzero(ordinary).tolist())
     assert set(theirs.eos_token_ids) <= set(ours.eos_token_ids)
     extra = set(ours.eos_token_ids) - set(theirs.eos_token_ids)
-    assert all(ours.token_bytes(i) in gd.vocab.END_OF_GENERATION_TEXTS for i in extra)
+    assert all(ours.token_bytes(i) in END_OF_GENERATION_TEXTS for i in extra)
 
 
 def test_one_processor_serves_successive_completions(llama, vocab: gd.Vocabulary) -> None:

@@ -20,7 +20,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from conftest import SCHEMAS, require, walker
+from helpers import SCHEMAS, require, walker
 from documents import (
     MAX_WS,
     SLOW_OK,

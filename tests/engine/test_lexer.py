@@ -6,7 +6,7 @@ from grammar_decode.engine.lexer import DEAD, Lexer
 from grammar_decode.frontends.regex import translate
 from grammar_decode.ir.regex import ExprSet
 
-from conftest import run_in_threads
+from helpers import run_in_threads
 
 
 def make(*patterns: str) -> Lexer:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import grammar_decode as gd
-from conftest import assert_language, require
+from helpers import assert_language, require
 from grammar_decode.frontends.json_schema.drafts import VALIDATOR_NAMES
 
 REFS = [  # schema, accepted, rejected

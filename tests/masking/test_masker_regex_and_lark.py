@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import require
+from helpers import REFERENCE_VOCABS, require
 
 require("regex")
 require("lark", "lark")
@@ -33,7 +33,7 @@ def _compile(kind: str, name: str) -> CompiledGrammar:
     return compile_regex(REGEXES[name]) if kind == "regex" else compile_grammar(GRAMMARS[name])
 
 
-@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
 @pytest.mark.parametrize("kind,name,prefixes", CASES, ids=[c[1] for c in CASES])
 def test_masks_equal_the_reference(request, vocab_name: str, kind: str, name: str, prefixes: list[str]) -> None:
     vocab = request.getfixturevalue(vocab_name)

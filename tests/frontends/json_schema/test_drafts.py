@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import require
+from helpers import require
 
 import grammar_decode as gd
 from grammar_decode.frontends.json_schema.drafts import DRAFT_KEYWORDS, DRAFTS, VALIDATOR_NAMES, VOCABULARIES, candidate_drafts

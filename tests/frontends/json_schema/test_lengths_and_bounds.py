@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import grammar_decode as gd
 from grammar_decode.masking.slices import string_slice
-from conftest import (assert_language, assert_masks_equal_reference, assert_random_documents_validate, require,
-                      validate)
+from helpers import (REFERENCE_VOCABS, assert_language, assert_masks_equal_reference, assert_random_documents_validate,
+                     require, validate)
 from grammar_decode.frontends.json_schema.numbers import integer_range
 from grammar_decode.ir.regex import ExprSet
 
@@ -125,7 +125,7 @@ MASK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
 @pytest.mark.parametrize("schema,prefixes", MASK_CASES)
 def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
     assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)
@@ -138,7 +138,7 @@ def test_counted_strings_use_the_plain_slice(gemma: gd.Vocabulary) -> None:
     masker = grammar.masker(gemma)
     state = grammar.recognizer.feed(grammar.recognizer.initial, b'"ab')
     masker.mask(state)
-    part = masker._lexeme_part(state[0])
+    part = masker.lexeme_part(state[0])
     assert part.trie is string_slice(gemma).rest
     near_end = grammar.recognizer.feed(grammar.recognizer.initial, b'"' + b"a" * 997)
     mask = masker.mask(near_end)

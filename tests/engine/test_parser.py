@@ -13,7 +13,7 @@ from grammar_decode.engine.transform import GrammarTooLarge
 from grammar_decode.errors import GrammarError
 from grammar_decode.ir.grammar import Grammar
 
-from conftest import run_in_threads
+from helpers import run_in_threads
 
 
 def _lexemes(g: Grammar, chars: str) -> dict[str, int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import require
+from helpers import require
 
 require("lark", "lark")
 

@@ -14,7 +14,7 @@ from grammar_decode.vocab.gguf import read_metadata
 from grammar_decode.vocab.token_text import gpt2_unicode_to_bytes
 from tools.vocab_files import VOCAB_NAMES, vocab_path
 
-from conftest import load_vocab, require
+from helpers import load_vocab, require
 
 EXPECTED = {  # name: (size, eos ids, a special id, SentencePiece space prefix)
     "gpt-2": (50257, (50256,), 50256, False),

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import grammar_decode as gd
-from conftest import assert_language, assert_masks_equal_reference, require
+from helpers import REFERENCE_VOCABS, assert_language, assert_masks_equal_reference, require
 
 SIMPLE = [
     {"type": "string"}, {"type": ["string", "null"]}, {"enum": ["a", "b", None]}, {"const": True},
@@ -125,7 +125,7 @@ MASK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("vocab_name", ["gpt2", "gemma"])
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
 @pytest.mark.parametrize("schema,prefixes", MASK_CASES)
 def test_masks_equal_the_reference(request, vocab_name: str, schema: dict, prefixes: list[str]) -> None:
     assert_masks_equal_reference(schema, request.getfixturevalue(vocab_name), prefixes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import require
+from helpers import require
 
 require("regex")
 
@@ -16,7 +16,7 @@ from grammar_decode.masking.masker import Masker
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
-from conftest import MEASUREMENTS, ORDER, PERSON, TAGS
+from helpers import MEASUREMENTS, ORDER, PERSON, TAGS
 
 # ≥ 13 prefixes over 4 schemas: structural positions, inside keys, strings, numbers, arrays.
 PREFIXES = [
@@ -83,6 +83,7 @@ def test_every_masked_token_is_actually_legal(gpt2: gd.Vocabulary, schema: dict,
         assert grammar.completions.min_bytes(_state(grammar, _bytes(prefix) + gpt2.token_bytes(token_id))) < 10_000
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("prefix", ['{"sensor":"', '{"sensor":"t","values":[1'])
 def test_trie_mask_equals_reference_mask_on_262k_gemma(gemma: gd.Vocabulary, prefix: str) -> None:
     grammar = gd.compile_json_schema(MEASUREMENTS)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.model
+
 from helpers import PERSON, REPOSITORY, require, validate
 
 require("llama_cpp", "llama-cpp")

@@ -20,6 +20,7 @@ from helpers import ORDER, PERSON, SCHEMAS, bounded, run_in_threads, validate
 # -- shared state under threads ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_min_completion_tokens_from_eight_threads_on_a_fresh_vocabulary() -> None:
     """Once published a value was wrong for good (a half-built cache seen by another thread)."""
     expected = {name: gd.compile_json_schema(schema).min_completion_tokens(gd.Vocabulary.from_gguf(vocab_path("gpt-2")))
@@ -102,6 +103,7 @@ def test_nested_minimums_stay_symbolic(gpt2: gd.Vocabulary) -> None:
     assert grammar.accepts_prefix("[[[" + "1," * 999 + "1]")
 
 
+@pytest.mark.slow
 def test_ten_thousand_required_properties(gpt2: gd.Vocabulary) -> None:
     props = {f"p{i}": {"type": "integer"} for i in range(10_000)}
     schema = {"type": "object", "properties": props, "required": list(props)}
@@ -200,6 +202,7 @@ def test_forty_branch_any_of_and_a_recursive_definition(gpt2: gd.Vocabulary) -> 
     assert grammar.accepts(deep) and grammar.min_completion_tokens(gpt2) >= 1
 
 
+@pytest.mark.slow
 def test_parse_states_do_not_accumulate(gpt2: gd.Vocabulary) -> None:
     """A long-running process sees many documents: parse states live only while a matcher or a
     bounded cache holds them, so their number stays flat instead of growing with every document."""

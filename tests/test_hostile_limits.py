@@ -42,6 +42,7 @@ def test_min_length_beside_a_pattern_stays_symbolic(length: int) -> None:
         assert grammar.accepts('"' + "b" * 999 + 'a"') and not grammar.accepts('"' + "b" * 1000 + '"')
 
 
+@pytest.mark.slow
 def test_a_pattern_whose_intersection_with_lengths_is_too_complex_is_a_typed_error() -> None:
     refused({"type": "string", "pattern": "^(a|b)*a(a|b){12}$", "minLength": 40, "maxLength": 60},
             error=gd.RegexTooComplex)
@@ -49,6 +50,7 @@ def test_a_pattern_whose_intersection_with_lengths_is_too_complex_is_a_typed_err
 
 # -- multipleOf: the last digits weighed, not listed ----------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("divisor", [256, 4096, 5 ** 8, 2 ** 6 * 5 ** 9, 10 ** 30, 48, 1000])
 def test_multiple_of_a_power_of_two_or_five_is_exact(divisor: int) -> None:
     grammar = bounded(lambda: gd.compile_json_schema({"type": "integer", "multipleOf": divisor}))
@@ -66,6 +68,7 @@ def test_multiple_of_past_the_state_limit_is_refused_at_once(divisor: int) -> No
 
 # -- many keys, deep schemas ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_thousands_of_optional_properties_cost_keys_log_keys() -> None:
     props = {f"k{i}": {"type": "integer"} for i in range(2000)}
     grammar = bounded(lambda: gd.compile_json_schema({"type": "object", "properties": props}, whitespace="compact"))
@@ -117,11 +120,13 @@ def test_contains_counts_beside_item_bounds_are_refused_at_once() -> None:
 
 # -- completion costs and long literals ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_min_completion_tokens_of_a_large_enum_is_linear(gpt2: gd.Vocabulary) -> None:
     grammar = gd.compile_json_schema({"enum": [f"value_{i}" for i in range(10_000)]})
     assert bounded(lambda: grammar.min_completion_tokens(gpt2)) >= 2
 
 
+@pytest.mark.slow
 def test_long_literals_cost_their_length(gpt2: gd.Vocabulary) -> None:
     text = "a" * 20_000
     grammar = bounded(lambda: gd.compile_json_schema({"const": text}))

@@ -294,7 +294,7 @@ def translate(exprs: ExprSet, pattern: str, flags: int = 0, *, search: bool = Fa
     """The expression in ``exprs`` matching exactly the encodings of the strings ``s`` with
     ``re.fullmatch(pattern, s, flags)`` (``re.search`` with ``search=True``). Characters are
     encoded by ``encode``: UTF-8 by default (strings with lone surrogates excepted: they have no
-    UTF-8 encoding); ``json_lexemes.json_string_chars`` gives their spellings inside a JSON string.
+    UTF-8 encoding); ``lexemes.json_string_chars`` gives their spellings inside a JSON string.
 
     ``dialect`` (see ``Dialect``): ``"both"`` (a JSON Schema ``pattern`` that must match) keeps
     Python's syntax but accepts only what both Python's ``re`` and ECMA-262 accept: ``\\d``/``\\w``

@@ -152,6 +152,7 @@ def test_every_accepted_number_is_finite_and_loadable() -> None:
     assert not integer.accepts_prefix("1" * (INTEGER_DIGITS_MAX + 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(TABLES))
 def test_min_bytes_matches_breadth_first_search(name: str) -> None:
     """``min_bytes`` (structural) equals a breadth-first search over the byte graph, for every

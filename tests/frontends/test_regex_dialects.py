@@ -46,6 +46,7 @@ CLASSES = [r"\d", r"\D", r"\w", r"\W", r"\s", r"\S", ".", r"[^\d]", r"[^\w]", r"
 FLAG_SETS = [0, re.IGNORECASE, re.ASCII, re.IGNORECASE | re.ASCII, re.DOTALL]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", FLAG_SETS, ids=["none", "I", "A", "IA", "S"])
 def test_python_reading_equals_re_on_every_code_point(flags: int) -> None:
     wrong = {}
@@ -124,6 +125,7 @@ def test_negated_patterns_exclude_what_either_dialect_matches(schema: dict, text
     assert not gd.compile_json_schema(schema).accepts(json.dumps(text, ensure_ascii=False))
 
 
+@pytest.mark.slow
 def test_pattern_properties_keys_the_dialects_disagree_on_take_the_pattern_schema() -> None:
     grammar = gd.compile_json_schema({"type": "object", "patternProperties": {"^\\w+$": {"type": "integer"}}})
     assert not grammar.accepts('{"é": "x"}')
@@ -175,6 +177,7 @@ def _compile_or_none(schema: dict) -> gd.CompiledGrammar | None:
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(_TEMPLATES), _patterns, st.lists(_instances, min_size=1, max_size=8))
 def test_nothing_jsonschema_rejects_is_accepted(template, pattern: str, instances: list) -> None:
@@ -191,6 +194,7 @@ def test_nothing_jsonschema_rejects_is_accepted(template, pattern: str, instance
                 assert judge.is_valid(instance), (schema, instance)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(_TEMPLATES), _patterns, st.integers(0, 2 ** 16))

@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.model
+
 from helpers import require  # noqa: E402
 
 llama_cpp = require("llama_cpp", "llama-cpp")

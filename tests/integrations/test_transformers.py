@@ -221,6 +221,7 @@ def _rows(out, prompt_len: int, vocab: gd.Vocabulary) -> list[list[int]]:
     return rows
 
 
+@pytest.mark.model
 def test_real_model_batch_of_two_schemas_masks_every_step(gemma) -> None:
     _, _, vocab = gemma
     grammars = [gd.compile_json_schema(SMALL_OBJECT), gd.compile_json_schema(INTEGERS)]
@@ -244,6 +245,7 @@ def test_real_model_batch_of_two_schemas_masks_every_step(gemma) -> None:
     assert vocab.decode(rows[0]).startswith(b"{") and vocab.decode(rows[1]).startswith(b"[")
 
 
+@pytest.mark.model
 def test_real_model_closing_budget_completes_and_validates(gemma) -> None:
     _, _, vocab = gemma
     schemas = [SMALL_OBJECT, INTEGERS]

@@ -55,6 +55,7 @@ def test_token_bytes_reproduce_llama_cpp_tokenizations(name: str) -> None:
         assert vocab.decode(ids) == expected, (text, ids)
 
 
+@pytest.mark.slow  # the gguf package reads a file in seconds
 @pytest.mark.parametrize("name", ["gpt-2", "llama-spm", "phi-3"])
 def test_metadata_reader_agrees_with_the_gguf_package(name: str) -> None:
     path = vocab_path(name)

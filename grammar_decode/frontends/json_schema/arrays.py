@@ -10,7 +10,7 @@ saturating where their bound stops mattering: the item at position ``i`` is the 
 schema or the rest schema, and while ``minContains`` is not reached it may also be written as the
 conjunction with ``contains`` (an ambiguous grammar, which the parser takes in its stride: the
 language is "at least ``minContains`` items match", exactly). Under ``maxContains`` every item is
-written either matching ``contains`` or matching its complement (``not``, ``json_complement``),
+written either matching ``contains`` or matching its complement (``not``, ``complement``),
 so the count is exact; where the complement cannot be built, ``maxContains`` is refused. A
 schema ``false`` at a position
 bounds the length. Large counts without a prefix or ``contains`` take O(log bound) rules

@@ -7,35 +7,37 @@ What a schema becomes:
 
 * Lexemes: the punctuation ``{ } [ ] , :``, one whitespace lexeme (``[ \\t\\n\\r]{1,max}``, flexible
   mode only, at most one per gap, never before or after the top-level value), the JSON string
-  (exact UTF-8, escapes, surrogate pairs only as pairs), integers and numbers (``json_lexemes``),
+  (exact UTF-8, escapes, surrogate pairs only as pairs), integers and numbers (``lexemes``),
   ``true``/``false``/``null``, each object key (its spellings as ``json.dumps`` writes them, raw
   UTF-8 and ``\\uXXXX``-escaped) and each ``enum``/``const`` value.
 * Rules: one per schema object reached (memoised by identity, so recursive ``$ref`` is a
   recursive rule), with an alternative per admitted type and per ``anyOf`` branch; objects are
-  built by ``json_objects`` (named keys in a fixed order, then any other keys the schema admits),
-  arrays by ``json_arrays`` (positions, counts and ``contains`` as a small automaton).
+  built by ``objects`` (named keys in a fixed order, then any other keys the schema admits),
+  arrays by ``arrays`` (positions, counts and ``contains`` as a small automaton).
 * Any JSON (``{}``, ``true``, no ``type``): a recursive rule for every JSON value.
 
 A subschema that admits nothing (``false``, an ``enum`` none of whose values pass the sibling
 keywords) becomes a rule with no alternatives; the grammar rewrite prunes what can never be
 emitted, and only a root that admits nothing is an error.
 
-Scope: ``type`` (a name or a list), ``enum``, ``const``, ``anyOf``, ``oneOf`` (where its branches
-are proved disjoint, ``json_disjoint``), ``$ref`` (within the document: ``#``, ``#/$defs/...``,
-``#/definitions/...``, any JSON pointer), ``$defs``/``definitions``, ``allOf`` and
-``$ref``/``anyOf`` with sibling keywords (conjunctions merged by ``json_merge``, one rule per
-conjunction of document objects, ``anyOf`` distributed over it); strings: ``pattern`` (search
-semantics on the decoded text, whatever escapes spell it; where it must match, what both Python's
-``re``, which the ``jsonschema`` validator uses, and ECMA-262 match; where it must not, what
-either matches: ``regex.Dialect``), ``minLength``/``maxLength`` (code points; with ``pattern``,
-the intersection), ``format`` (``json_formats``); numbers and
-integers: ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (``json_numbers``);
-objects: ``properties``, ``required``, ``additionalProperties``, ``patternProperties``,
-``propertyNames``, ``minProperties``/``maxProperties``, ``dependentRequired`` and
-``dependencies`` (arrays of keys); arrays: ``items``, ``prefixItems``, ``additionalItems``,
-``minItems``/``maxItems``, ``contains``/``minContains``, ``uniqueItems`` up to one item.
-Documents nest at most ``max_depth`` levels. Keywords are read under the draft chosen by
-``json_drafts``.
+Scope (the README's "Coverage" lists every keyword with its limits): ``type``, ``enum``,
+``const``; ``anyOf``; ``oneOf`` (branches proved disjoint, ``disjoint``, or overlapping ones
+conjoined with the complements of the others); ``allOf`` and ``$ref``/``anyOf`` with sibling
+keywords (merged by ``merge``, one rule per conjunction of document objects); ``not`` and
+``if``/``then``/``else`` (``complement``, ``rewrites``); ``dependentSchemas``;
+``unevaluatedProperties``/``unevaluatedItems`` over the schema's own ``$ref`` and ``allOf``;
+``$ref`` within the document (``refs``: JSON pointers, ``$id`` base URIs, anchors); strings:
+``pattern`` (search semantics on the decoded text, whatever escapes spell it; where it must
+match, what both Python's ``re`` and ECMA-262 match; where it must not, what either matches:
+``regex.Dialect``), ``minLength``/``maxLength`` (code points; with ``pattern``, the
+intersection), ``format`` (``formats``); numbers and integers: the four bounds and
+``multipleOf`` (``numbers``, ``number_lexemes``); objects (``objects``): ``properties``,
+``required``, ``additionalProperties``, ``patternProperties``, ``propertyNames``,
+``minProperties``/``maxProperties``, ``dependentRequired``/``dependencies``; arrays
+(``arrays``): ``items``, ``prefixItems``, ``additionalItems``, ``minItems``/``maxItems``,
+``contains`` with ``minContains``/``maxContains``, ``uniqueItems`` (at most one item, or items
+from a finite set). Documents nest at most ``max_depth`` levels. Keywords are read under the
+draft chosen by ``drafts``; every cap is a ``Limits`` field.
 """
 
 from __future__ import annotations
@@ -276,7 +278,7 @@ class JsonSchemaCompiler:
         return required
 
     def resolve(self, holder: dict[str, Any], pointer: str) -> Any:
-        """The schema ``holder["$ref"]`` points at, within the document (``json_refs``)."""
+        """The schema ``holder["$ref"]`` points at, within the document (``refs``)."""
         return self.refs.resolve(holder, pointer)
 
     def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
@@ -345,7 +347,7 @@ class JsonSchemaCompiler:
     # -- conjunctions (allOf, $ref with siblings, anyOf with siblings) --------------------------
 
     def _conjunction(self, parts: "list[Part] | bool", pointer: str) -> Symbol:
-        """The rule for the conjunction of ``parts`` (``json_merge``), memoised by the document
+        """The rule for the conjunction of ``parts`` (``merge``), memoised by the document
         objects it is made of, so a conjunction that refers back to itself is a recursive rule."""
         if parts is True:
             return self.any_value()

@@ -100,7 +100,7 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
 def pruned_product(start: list[Any], choices: Iterable[list[Any]], resolve: Resolve, pointer: str, limit: int,
                    too_many: Callable[[], UnsupportedSchemaError]) -> list[list[Any]]:
     """The conjunctions of ``start`` and one schema from each list of ``choices`` (read lazily),
-    less those a disjointness proof (``json_disjoint``) shows empty; ``too_many()`` is raised
+    less those a disjointness proof (``disjoint``) shows empty; ``too_many()`` is raised
     past ``limit`` of them. [] as soon as no conjunction is left."""
     terms = [list(start)]
     for options in choices:

@@ -14,7 +14,7 @@ at each kind of JSON value the two schemas can both admit and needs, for each, o
 Kinds are the JSON types, with numbers split in two (integral values, which ``integer`` admits,
 and the rest), so ``{"type": "integer"}`` and ``{"type": "number"}`` overlap and ``{"type":
 "string"}`` and ``{"type": "number"}`` do not. ``$ref`` and ``allOf`` are merged first
-(``json_merge``); a branch with ``anyOf`` is disjoint from another when each of its branches is.
+(``merge``); a branch with ``anyOf`` is disjoint from another when each of its branches is.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The integer and number lexemes a schema's numeric keywords narrow: bounds (``minimum``...),
 ``multipleOf`` and the numbers with a fraction that ``not`` of ``integer`` leaves. The languages
-are built in ``json_numbers``; this module picks one per schema and caches the lexeme by what
+are built in ``numbers``; this module picks one per schema and caches the lexeme by what
 narrows it, so equal constraints share one lexeme."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class NumberLexemes:
                                                           f"most {FRACTION_DIGITS_MAX} fraction digits, no exponent)")
 
     def _multiples(self, divisor: Fraction, pointer: str, fraction: bool) -> int:
-        """Spellings of the multiples of ``divisor`` (``json_numbers.multiple_of`` for integer
+        """Spellings of the multiples of ``divisor`` (``numbers.multiple_of`` for integer
         divisors: integers only; ``fractional_multiple_of`` otherwise)."""
         exprs = self.grammar.exprs
         try:
@@ -78,7 +78,7 @@ class NumberLexemes:
 
     def _divisor(self, schema: dict[str, Any], pointer: str) -> Fraction | None:
         """``multipleOf`` as an exact rational (None when absent): an integer, or a double with a
-        small power-of-two denominator (``json_numbers.dyadic``)."""
+        small power-of-two denominator (``numbers.dyadic``)."""
         if "multipleOf" not in schema:
             return None
         value = schema["multipleOf"]
@@ -93,7 +93,7 @@ class NumberLexemes:
         return Fraction(int(value))
 
     def number(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
-        """The number lexeme within the bound keywords (``json_numbers.number_range``: no
+        """The number lexeme within the bound keywords (``numbers.number_range``: no
         exponent under bounds; None when no number is within them)."""
         if NOT_INTEGRAL in schema:
             return self._non_integral(schema, pointer)
@@ -111,7 +111,7 @@ class NumberLexemes:
     def _within_bounds(self, key: tuple[Any, ...], schema: dict[str, Any], pointer: str,
                        narrowed: Callable[[], int] | None, name: str) -> Symbol | None:
         """The lexeme cached under ``key``: the numbers ``narrowed()`` spells (all numbers
-        without it) within the bound keywords (``json_numbers.number_range``); None when no
+        without it) within the bound keywords (``numbers.number_range``); None when no
         number lies within them."""
         found = self._cache.get(key)
         if found is not None:
@@ -135,14 +135,14 @@ class NumberLexemes:
 
     def _fractional_multiples(self, schema: dict[str, Any], divisor: Fraction | None, pointer: str) -> Symbol | None:
         """Numbers within the bound keywords that are multiples of a divisor with a fraction
-        (``json_numbers.fractional_multiple_of``: fixed-point spellings, below 2**53 once scaled)."""
+        (``numbers.fractional_multiple_of``: fixed-point spellings, below 2**53 once scaled)."""
         key = ("number", bounds(schema, pointer), float_bounds(schema, pointer), divisor)
         return self._within_bounds(key, schema, pointer, lambda: self._multiples(divisor, pointer, fraction=True),
                                    f"number multipleOf {divisor}")
 
     def _non_integral(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """Numbers with a fraction (``not`` of ``integer``), within the bound keywords
-        (``json_numbers.non_integral``)."""
+        (``numbers.non_integral``)."""
         if "multipleOf" in schema:
             self.empty_reasons.append((pointer, "only integers are written under 'multipleOf', and these must not be"))
             return None

@@ -14,7 +14,7 @@ rounding to nearest) can never carry a written value across a bound.
 
 ``bounds(schema)`` reads ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` into the
 integer interval they leave, exactly (draft 4's boolean form is folded into numeric bounds when
-the schema is read under draft 4, ``json_drafts.read_keywords``; anywhere else it is refused): the bounds are read as
+the schema is read under draft 4, ``drafts.read_keywords``; anywhere else it is refused): the bounds are read as
 the exact rationals their JSON numbers denote (floats as their exact binary value), so the
 comparison ``jsonschema`` makes on the parsed number agrees with the interval on every integer.
 """

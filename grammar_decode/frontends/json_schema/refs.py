@@ -11,7 +11,7 @@ in the resource of its base, whatever its scheme (``urn:`` included), as ``jsons
 A reference to anything outside the document (another file, a metaschema, a URI no ``$id`` here
 declares) raises ``UnsupportedSchemaError``: nothing is ever fetched.
 
-How identifiers and ``$ref`` siblings are read depends on the draft (``json_drafts``). Under
+How identifiers and ``$ref`` siblings are read depends on the draft (``drafts``). Under
 drafts 4-7, ``view`` gives the schema objects the compiler reads: copies in which an object
 holding ``$ref`` keeps nothing else (those drafts ignore its siblings) and draft 4's ``id`` is
 gone (read here); the originals stay the targets of JSON pointers.
@@ -43,7 +43,7 @@ def join_uri(base: str, reference: str) -> str:
 
 class RefIndex:
     """Base URIs, resources and anchors of one document (built once, O(schema objects)), read
-    under ``draft`` (one of ``json_drafts.DRAFTS``, or None: in a way every draft agrees with)."""
+    under ``draft`` (one of ``drafts.DRAFTS``, or None: in a way every draft agrees with)."""
 
     def __init__(self, document: Any, draft: Optional[str] = None) -> None:
         self.document = document
@@ -102,7 +102,7 @@ class RefIndex:
     def view(self, schema: Any) -> Any:
         """``schema`` as the compiler reads it under this draft: itself with no draft named, else
         a copy (made once per object, so rules memoised by identity stay sound) in the compiler's
-        vocabulary (``json_drafts.read_keywords``: keywords the draft does not define dropped,
+        vocabulary (``drafts.read_keywords``: keywords the draft does not define dropped,
         draft 4's bounds rewritten), in which, under drafts 4-7, an object holding ``$ref`` keeps
         only ``$ref``, and draft 4's ``id`` is dropped. O(size) once."""
         if self.draft is None or not isinstance(schema, dict):

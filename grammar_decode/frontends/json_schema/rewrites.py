@@ -1,13 +1,13 @@
 """Keywords compiled by rewriting the schema into ones the compiler builds directly:
 
-* ``oneOf`` → ``anyOf``: branches ``json_disjoint`` proves disjoint as they are, others
-  conjoined with the complements (``json_complement``) of the branches they may overlap;
+* ``oneOf`` → ``anyOf``: branches ``disjoint`` proves disjoint as they are, others
+  conjoined with the complements (``complement``) of the branches they may overlap;
 * ``dependentSchemas`` (and schema-valued ``dependencies``) → an ``anyOf`` over which of their
   keys are present (disjoint branches);
 * ``if``/``then``/``else`` → ``(if and then) or (not if and else)``, ``not if`` from
-  ``json_complement``;
-* ``not`` → the union ``json_complement`` finds, or a narrower ``type``;
-* ``unevaluatedProperties``/``unevaluatedItems`` → keys ``json_merge`` reads after merging the
+  ``complement``;
+* ``not`` → the union ``complement`` finds, or a narrower ``type``;
+* ``unevaluatedProperties``/``unevaluatedItems`` → keys ``merge`` reads after merging the
   schema's own conjunction.
 
 Each rewritten schema is a new dict, made once per (schema, reason), kept alive and resolving
@@ -73,7 +73,7 @@ class Rewriter:
 
     def without_not(self, schema: dict[str, Any], pointer: str) -> dict[str, Any] | None:
         """``schema`` with ``not`` turned into positive keywords (None: it admits nothing): the
-        union of the schemas ``json_complement`` finds for what ``not`` rejects, as one more
+        union of the schemas ``complement`` finds for what ``not`` rejects, as one more
         ``allOf`` branch, or, when that union is only types, a narrower ``type``."""
         rejected = complement(schema["not"], self.resolve, pointer, "not")
         if not rejected:
@@ -94,7 +94,7 @@ class Rewriter:
 
     def if_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         """``if``/``then``/``else`` as ``(if and then) or (not if and else)``, ``not if`` from
-        ``json_complement``; one more ``allOf`` branch. Without ``if``, ``then``/``else`` do
+        ``complement``; one more ``allOf`` branch. Without ``if``, ``then``/``else`` do
         nothing (as the specification says)."""
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
         if "if" in schema and ("then" in schema or "else" in schema):  # alone, each of them constrains nothing
@@ -134,7 +134,7 @@ class Rewriter:
                 raise SchemaError(f"'{keyword}' must be an object", pointer_join(pointer, keyword))
             for key, sub in value.items():
                 if keyword == "dependencies" and isinstance(sub, list):
-                    continue  # the array form stays (json_objects)
+                    continue  # the array form stays (objects)
                 if sub is True or (isinstance(sub, dict) and all(k in ANNOTATIONS for k in sub)):
                     continue
                 dependent.append((key, sub))
@@ -176,10 +176,10 @@ class Rewriter:
         return found
 
     def one_of_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-        """``schema`` with ``oneOf`` read as an ``anyOf``. Branches that ``json_disjoint`` proves
+        """``schema`` with ``oneOf`` read as an ``anyOf``. Branches that ``disjoint`` proves
         apart (pair by pair; O(branches²) proofs) stay as they are: a value passing one fails the
         other. A branch that overlaps others becomes, exactly, "this branch and none of those":
-        ``B_i and not B_j and ...``, each ``not B_j`` a union from ``json_complement``, the
+        ``B_i and not B_j and ...``, each ``not B_j`` a union from ``complement``, the
         product written out less the conjunctions proved empty (at most ``Limits.one_of_terms`` in
         all, else refused)."""
         where = pointer_join(pointer, "oneOf")

@@ -104,6 +104,7 @@ def test_arrays_that_admit_nothing_name_the_reason() -> None:
         gd.compile_json_schema({"type": "array", "contains": False})
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from([0, 1, 1.0, 2.5, "a", "b", True, False, None, [1], [], {}]), max_size=7),
        st.integers(0, 4), st.one_of(st.none(), st.integers(0, 5)), st.integers(0, 2))

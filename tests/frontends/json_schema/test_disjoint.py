@@ -1,4 +1,4 @@
-"""oneOf compiled as anyOf: branches proved disjoint (json_disjoint) as they are, overlapping ones
+"""oneOf compiled as anyOf: branches proved disjoint (disjoint) as they are, overlapping ones
 conjoined with the complements of the others. Exact languages, refusals, the proofs and the
 compiled grammars checked against jsonschema on many values."""
 

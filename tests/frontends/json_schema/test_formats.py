@@ -175,6 +175,7 @@ def test_format_only_constrains_strings() -> None:
     ("duration", ['"', '"P', '"P1', '"P1Y', '"PT1H', '"P1W']),
     ("relative-json-pointer", ['"', '"1', '"10', '"0/~']),
 ])
+@pytest.mark.slow
 def test_masks_equal_the_reference(gpt2: gd.Vocabulary, name: str, prefixes: list[str]) -> None:
     assert_masks_equal_reference({"type": "string", "format": name}, gpt2, prefixes)
 

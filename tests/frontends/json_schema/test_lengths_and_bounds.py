@@ -26,7 +26,6 @@ LENGTHS = [  # schema, accepted, rejected (strings as JSON text)
     ({"type": "string", "minLength": 3}, ['"abc"', '"abcdefgh"', '"a\\"b"'], ['"ab"', '"\\\\\\\\"']),
     ({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3}, ['"a"', '"abc"'], ['""', '"abcd"', '"a1"']),
     ({"type": "string", "pattern": "x", "minLength": 3}, ['"xab"', '"abx"', '"\\u0078yz"'], ['"xa"', '"abc"']),
-    ({"type": "string", "maxLength": 100000}, ['"' + "a" * 100000 + '"'], ['"' + "a" * 100001 + '"']),
 ]
 
 BOUNDS = [  # schema, accepted, rejected
@@ -73,6 +72,14 @@ MULTIPLES = [  # multipleOf with an integer divisor: integer spellings only
 @pytest.mark.parametrize("schema,accepted,rejected", LENGTHS + BOUNDS + NUMBER_BOUNDS + MULTIPLES)
 def test_exact_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
     assert_language(schema, accepted, rejected)
+
+
+@pytest.mark.slow
+def test_a_long_bound_is_exact_at_its_edge() -> None:
+    """``maxLength`` 20,000: a bound far past every threshold of the counter code (the lexer's
+    counters are symbolic, so it runs the same code as 10**9, whose compile
+    ``test_hostile_limits.py`` covers); the text is fed byte by byte, so the bound sets the cost."""
+    assert_language({"type": "string", "maxLength": 20000}, ['"' + "a" * 20000 + '"'], ['"' + "a" * 20001 + '"'])
 
 
 def test_prefixes_that_cannot_be_completed_are_rejected() -> None:
@@ -206,6 +213,7 @@ def test_number_bounds_never_accept_what_jsonschema_rejects(keywords: dict, text
             raise AssertionError(f"integer {text} within {schema} rejected")
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([1, 2, 3, 5, 6, 7, 8, 9, 12, 18, 25, 40, 45, 63 // 7, 1000]),
        st.lists(st.integers(-10 ** 6, 10 ** 6), min_size=10, max_size=40))
@@ -215,6 +223,7 @@ def test_multiple_of_spells_exactly_the_multiples(divisor: int, probes: list[int
         assert grammar.accepts(str(value)) == (value % divisor == 0 and str(value) != "-0"), (divisor, value)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.sampled_from([0.5, 1.5, 0.25, 0.75, 2.5, 0.125, 4.5, 0.375, 3.5, 0.015625]),
        st.lists(st.tuples(st.integers(-10 ** 16, 10 ** 16), st.integers(0, 7), st.integers(-2, 2)),

@@ -12,9 +12,7 @@ part of the library.
 
 from __future__ import annotations
 
-import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
 from grammar_decode.integrations.llama_cpp_setup import cache_root, download_sdist

@@ -82,7 +82,7 @@ def wheelhouse() -> Path:
 
 
 def portable_wheel(rebuild: bool = False) -> Path:
-    """The portable wheel, built once (6-10 minutes on two cores) and then reused."""
+    """The portable wheel, built once (6-13 minutes on two cores) and then reused."""
     folder = wheelhouse()
     found = sorted(folder.glob("llama_cpp_python-*.whl"))
     if found and not rebuild:
@@ -92,7 +92,7 @@ def portable_wheel(rebuild: bool = False) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent) as tmp:
         print(f"building llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} with {PORTABLE_CMAKE_ARGS} "
-              "(6-10 minutes, once)...", file=sys.stderr, flush=True)
+              "(6-13 minutes on two cores, once)...", file=sys.stderr, flush=True)
         # --no-cache-dir: never take (or leave) a wheel in pip's cache, where native builds live
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--quiet",
                         str(sdist), "-w", tmp], check=True, env=env)

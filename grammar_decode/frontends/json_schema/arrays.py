@@ -20,12 +20,11 @@ bounds the length. Large counts without a prefix or ``contains`` take O(log boun
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active, check_deadline
 from ...ir.grammar import Grammar, Symbol
-from .lexemes import JsonLexemes
 from .disjoint import kinds, literals, view
 from .merge import Conjunction, item_positions, same_json
 from .keywords import SchemaCompiler, non_negative_int, pointer_join

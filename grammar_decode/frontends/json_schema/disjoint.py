@@ -20,7 +20,7 @@ and the rest), so ``{"type": "integer"}`` and ``{"type": "number"}`` overlap and
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from .keywords import Resolve
 from .merge import Conjunction, flatten, merge, same_json

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active

@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from ...errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
 from ...limits import active, check_deadline
-from ...ir.grammar import Grammar, Symbol
+from ...ir.grammar import Symbol
 from ...ir.regex import NOTHING
-from .lexemes import JsonLexemes
 from .keywords import ANNOTATIONS, SchemaCompiler, non_negative_int, pointer_join
 from .merge import Conjunction, flatten, merge
 from ..regex import Dialect

@@ -16,7 +16,7 @@ Each rewritten schema is a new dict, made once per (schema, reason), kept alive 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active

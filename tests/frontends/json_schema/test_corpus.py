@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -4,7 +4,6 @@ no invalid instance is ever accepted, nothing crashes, and no group that passed 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

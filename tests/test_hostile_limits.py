@@ -15,6 +15,7 @@ import grammar_decode as gd
 from grammar_decode.frontends.json_schema.lexemes import json_depth
 
 from helpers import bounded as within
+from helpers import compile_untimed
 from helpers import require
 
 
@@ -23,11 +24,9 @@ def bounded(action: Callable[[], Any], seconds: float = 120.0, megabytes: float 
 
 
 def refused(schema: Any, error: type = gd.UnsupportedSchemaError, **options: Any) -> gd.GrammarDecodeError:
-    # no compile clock: tracemalloc (inside ``bounded``) slows compiling several times over, and
-    # the refusal asked for here is the cap's, not the clock's
-    options.setdefault("limits", gd.Limits(compile_seconds=None))
+    # no compile clock (compile_untimed): the refusal asked for here is the cap's, not the clock's
     with pytest.raises(error) as info:
-        bounded(lambda: gd.compile_json_schema(schema, **options))
+        bounded(lambda: compile_untimed(schema, **options))
     return info.value
 
 
@@ -35,7 +34,7 @@ def refused(schema: Any, error: type = gd.UnsupportedSchemaError, **options: Any
 
 @pytest.mark.parametrize("length", [1000, 100_000, 10 ** 9])
 def test_min_length_beside_a_pattern_stays_symbolic(length: int) -> None:
-    grammar = bounded(lambda: gd.compile_json_schema({"type": "string", "minLength": length, "pattern": "a"}))
+    grammar = bounded(lambda: compile_untimed({"type": "string", "minLength": length, "pattern": "a"}))
     assert grammar.min_completion_bytes() == length + 2
     assert not grammar.accepts('"' + "a" * 999 + '"')
     if length == 1000:
@@ -53,7 +52,7 @@ def test_a_pattern_whose_intersection_with_lengths_is_too_complex_is_a_typed_err
 @pytest.mark.slow
 @pytest.mark.parametrize("divisor", [256, 4096, 5 ** 8, 2 ** 6 * 5 ** 9, 10 ** 30, 48, 1000])
 def test_multiple_of_a_power_of_two_or_five_is_exact(divisor: int) -> None:
-    grammar = bounded(lambda: gd.compile_json_schema({"type": "integer", "multipleOf": divisor}))
+    grammar = bounded(lambda: compile_untimed({"type": "integer", "multipleOf": divisor}))
     rng = np.random.default_rng(divisor % 1000)
     for value in [0, divisor, -divisor, 2 * divisor, divisor + 1, divisor - 1, divisor // 2, 10 ** 19 // divisor * divisor,
                   *map(int, rng.integers(-10 ** 9, 10 ** 9, 200)), *(divisor * int(k) for k in rng.integers(-99, 99, 50))]:
@@ -71,7 +70,7 @@ def test_multiple_of_past_the_state_limit_is_refused_at_once(divisor: int) -> No
 @pytest.mark.slow
 def test_thousands_of_optional_properties_cost_keys_log_keys() -> None:
     props = {f"k{i}": {"type": "integer"} for i in range(2000)}
-    grammar = bounded(lambda: gd.compile_json_schema({"type": "object", "properties": props}, whitespace="compact"))
+    grammar = bounded(lambda: compile_untimed({"type": "object", "properties": props}, whitespace="compact"))
     assert grammar.accepts('{"k0":1,"k1500":2,"k1999":3}') and grammar.accepts("{}")
     assert not grammar.accepts('{"k1999":3,"k0":1}') and not grammar.accepts('{"k1500":"x"}')
 
@@ -108,7 +107,7 @@ def test_schema_objects_nested_past_the_limit_are_a_schema_error() -> None:
 ])
 def test_contains_counts_cost_their_digits(schema: dict) -> None:
     jsonschema = require("jsonschema")
-    grammar = bounded(lambda: gd.compile_json_schema(schema, whitespace="compact"))
+    grammar = bounded(lambda: compile_untimed(schema, whitespace="compact"))
     judge = jsonschema.Draft202012Validator(schema)
     for array in [[], [1], [2], [1] * 70, [1] * 71, [1] * 100, [1] * 101 + [2], [2] + [1] * 102, [1] * 103, [2, 2, 1]]:
         assert grammar.accepts(json.dumps(array, separators=(",", ":"))) == judge.is_valid(array), len(array)
@@ -129,10 +128,10 @@ def test_min_completion_tokens_of_a_large_enum_is_linear(gpt2: gd.Vocabulary) ->
 @pytest.mark.slow
 def test_long_literals_cost_their_length(gpt2: gd.Vocabulary) -> None:
     text = "a" * 20_000
-    grammar = bounded(lambda: gd.compile_json_schema({"const": text}))
+    grammar = bounded(lambda: compile_untimed({"const": text}))
     assert grammar.accepts(json.dumps(text)) and not grammar.accepts(json.dumps(text[:-1] + "b"))
     key = "\U0001F600" * 5000
-    keyed = bounded(lambda: gd.compile_json_schema({"type": "object", "properties": {key: {}}, "required": [key]}))
+    keyed = bounded(lambda: compile_untimed({"type": "object", "properties": {key: {}}, "required": [key]}))
     assert keyed.accepts(json.dumps({key: 1}, ensure_ascii=False))
     assert keyed.accepts(json.dumps({key: 1}))  # \\ud83d\\ude00 escapes
     assert bounded(lambda: keyed.min_completion_tokens(gpt2)) > 5000

@@ -531,13 +531,8 @@ class ExprSet(CountedIntersections):
         string, so a non-empty intersection costs a walk along one string rather than a
         breadth-first sweep of every state up to the shortest length (what ``min_length`` must
         do); an empty one costs the same sweep as the search."""
-        if self.kind[item] == AND_KIND:
-            for member in self.args[item]:  # type: ignore[union-attr]
-                if self.kind[member] != NOT_KIND and not self.has_boolean(member):
-                    candidate = self._search_nullable(member, fuel)
-                    if candidate is not None and self.matches(item, candidate):
-                        return True
-                    break
+        if self._plain_member_shortest(item, fuel) is not None:
+            return True
         heap: list[tuple[int, int, int]] = [(0, 0, item)]
         seen = {item}
         order = 0
@@ -553,10 +548,7 @@ class ExprSet(CountedIntersections):
                 if bound is None:
                     continue
                 seen.add(nxt)
-                if len(seen) > fuel:
-                    raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
-                if not len(seen) & 127:
-                    check_deadline()
+                _explored(len(seen), fuel)
                 order += 1
                 heapq.heappush(heap, (bound, order, nxt))
         return False
@@ -577,17 +569,23 @@ class ExprSet(CountedIntersections):
         return unbounded and not any(self.kind[n] == REPEAT_KIND and self.args[n][2] is None  # type: ignore[index]
                                      for y in negated for n in self.subterms(y))
 
-    def _search_nullable(self, item: int, fuel: int) -> bytes | None:
-        """Shortest (then least) byte string matched by ``item``, or None if there is none."""
+    def _plain_member_shortest(self, item: int, fuel: int) -> bytes | None:
+        """For ``item = p & ...`` with a plain member ``p`` (no ``&``/``¬``): ``p``'s
+        shortest-then-least string when ``item`` matches it too (then it is ``item``'s as well,
+        since ``item ⊆ p``); None otherwise. One walk of ``p`` instead of a search through the
+        derivatives of every member."""
         if self.kind[item] == AND_KIND:
-            # item ⊆ p for a plain member p: p's shortest-then-least string, when item has it,
-            # is item's too; one walk instead of a search through derivatives of every member
             for member in self.args[item]:  # type: ignore[union-attr]
                 if self.kind[member] != NOT_KIND and not self.has_boolean(member):
                     candidate = self._search_nullable(member, fuel)
-                    if candidate is not None and self.matches(item, candidate):
-                        return candidate
-                    break
+                    return candidate if candidate is not None and self.matches(item, candidate) else None
+        return None
+
+    def _search_nullable(self, item: int, fuel: int) -> bytes | None:
+        """Shortest (then least) byte string matched by ``item``, or None if there is none."""
+        found = self._plain_member_shortest(item, fuel)
+        if found is not None:
+            return found
         queue: deque[tuple[int, bytes]] = deque([(item, b"")])
         seen = {item}
         while queue:
@@ -602,10 +600,7 @@ class ExprSet(CountedIntersections):
                 if self._empty.get(nxt):
                     continue
                 seen.add(nxt)
-                if len(seen) > fuel:
-                    raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
-                if not len(seen) & 127:
-                    check_deadline()
+                _explored(len(seen), fuel)
                 queue.append((nxt, path + bytes([byte])))
         return None
 
@@ -730,6 +725,15 @@ def _partition_by_signature(parts: list[int]) -> list[int]:
     for byte, group in enumerate(inverse.reshape(-1).tolist()):
         blocks[group] |= 1 << byte
     return sorted(blocks, key=lambda m: (m & -m))
+
+
+def _explored(states: int, fuel: int) -> None:
+    """The accounting of a search over derivatives: ``RegexTooComplex`` past ``fuel`` states, and
+    the compile clock checked every 128."""
+    if states > fuel:
+        raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
+    if not states & 127:
+        check_deadline()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -27,7 +27,7 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
                         max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
                         extra_keys: str = "schema", property_order: str = "schema",
                         draft: str | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
-                        limits: Limits = DEFAULT_LIMITS) -> CompiledGrammar:
+                        unknown_keywords: str = "ignore", limits: Limits = DEFAULT_LIMITS) -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
 
     Args:
@@ -58,7 +58,16 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
             up to Python's recursion limit). Enforced exactly: no deeper document is accepted, and
             no prefix is admitted whose every completion would go deeper. A schema whose documents
             all nest deeper admits none. (Part of the constraint, so not among the ``Limits``.)
+        unknown_keywords: ``"ignore"`` (default) reads a keyword no supported draft defines as
+            the annotation every validator reads it as: it constrains nothing. One that looks like
+            a misspelling of a draft keyword (``anyof``, ``additionalPropeties``) also warns
+            (``SchemaWarning``). ``"error"`` refuses every such keyword
+            (``UnsupportedSchemaError``). Draft 3's ``divisibleBy``, ``disallow`` and ``extends``
+            are refused either way.
         limits: caps on compile time and size (``Limits``).
+
+    Warns:
+        SchemaWarning: an ignored unknown keyword that looks like a misspelled draft keyword.
 
     Raises:
         UnsupportedSchemaError: a keyword that cannot be enforced (names keyword and pointer).
@@ -71,7 +80,7 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whit
     with applied(limits, timed=True):
         ir = schema_grammar(parse_schema(schema), _acceptor, whitespace=whitespace, max_whitespace=max_whitespace,
                             formats=formats, extra_keys=extra_keys, property_order=property_order, draft=draft,
-                            max_depth=max_depth)
+                            max_depth=max_depth, unknown_keywords=unknown_keywords)
         try:
             return CompiledGrammar(ir.grammar, "JSON Schema", limits=limits)
         except GrammarAdmitsNothing as exc:

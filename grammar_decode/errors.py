@@ -39,6 +39,25 @@ class UnsupportedSchemaError(SchemaError):
         super().__init__(message, pointer)
 
 
+class SchemaWarning(UserWarning):
+    """A schema keyword that no supported draft defines, ignored as the annotation validators
+    read it, looks like a misspelling of a keyword that would constrain (``anyof`` for
+    ``anyOf``): the schema probably says less than its author meant.
+
+    Attributes:
+        keyword: the keyword as written, e.g. ``"additionalPropeties"``.
+        pointer: JSON pointer of the schema object holding it.
+        resembles: the draft keyword it looks like, e.g. ``"additionalProperties"``.
+    """
+
+    def __init__(self, keyword: str, pointer: str, resembles: str) -> None:
+        self.keyword = keyword
+        self.pointer = pointer
+        self.resembles = resembles
+        super().__init__(f"ignored unknown JSON Schema keyword {keyword!r} at {pointer or '/'}: did you mean "
+                         f"{resembles!r}? (no validator reads {keyword!r}, so it constrains nothing)")
+
+
 class VocabularyError(GrammarDecodeError, ValueError):
     """A vocabulary could not be read, or is inconsistent."""
 

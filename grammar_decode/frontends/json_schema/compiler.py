@@ -49,7 +49,7 @@ from ...errors import GrammarAdmitsNothing, GrammarError, SchemaError, Unsupport
 from ...ir import utf8
 from ...limits import check_deadline
 from ...ir.grammar import Grammar, Symbol
-from .formats import FORMAT_MAX_LENGTH, FORMATS
+from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
 from .keywords import (ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, UNEVALUATED_ITEMS,
@@ -128,10 +128,12 @@ class JsonSchemaCompiler:
 
     def __init__(self, document: Any, max_whitespace: int, acceptor: Acceptor, capped: bool = True,
                  formats: str = "assert", extra_keys: str = "schema", refs: RefIndex | None = None,
-                 property_order: str = "schema", draft: str | None = None) -> None:
+                 property_order: str = "schema", draft: str | None = None,
+                 unknown_keywords: str = "ignore") -> None:
         self.document = document
         self.acceptor = acceptor
-        self.refs = refs if refs is not None else RefIndex(document, draft)
+        self.refs = refs if refs is not None else RefIndex(document, draft, unknown_keywords,
+                                                           number_formats=formats == "assert")
         self.formats = formats
         #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
         #: "forbid": an absent ``additionalProperties`` forbids them
@@ -271,6 +273,10 @@ class JsonSchemaCompiler:
 
     def _required(self, schema: dict[str, Any], pointer: str) -> list[str]:
         required = schema.get("required", [])
+        if isinstance(required, bool):
+            raise UnsupportedSchemaError("required", pointer, "a boolean 'required' is draft 3's (draft 3 is not "
+                                                              "supported; later drafts list the required keys in "
+                                                              "the parent object's 'required')")
         if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
             raise SchemaError("'required' must be an array of strings", pointer_join(pointer, "required"))
         if len(set(required)) != len(required):
@@ -281,11 +287,31 @@ class JsonSchemaCompiler:
         """The schema ``holder["$ref"]`` points at, within the document (``refs``)."""
         return self.refs.resolve(holder, pointer)
 
+    def _string_format(self, schema: dict[str, Any], pointer: str) -> str | None:
+        """The format ``schema`` asserts on strings, None when none (``formats``: a format no draft
+        defines is an annotation, OpenAPI's ``byte`` excepted; a draft format with no expression
+        is refused)."""
+        if self.formats != "assert" or "format" not in schema:
+            return None
+        fmt = schema["format"]
+        if not isinstance(fmt, str):
+            raise SchemaError("'format' must be a string", pointer_join(pointer, "format"))
+        if fmt in FORMATS:
+            return fmt
+        if fmt in DRAFT_FORMATS:
+            raise UnsupportedSchemaError("format", pointer, f"format {fmt!r} (supported: {', '.join(FORMATS)}; "
+                                                            "or compile with formats='annotation')")
+        if self.refs.known.strict and fmt not in NUMBER_FORMATS:
+            raise UnsupportedSchemaError("format", pointer, f"format {fmt!r}: no supported draft defines it (an "
+                                                            "annotation to validators; refused under "
+                                                            "unknown_keywords='error')")
+        return None
+
     def string_lexeme(self, schema: dict[str, Any], pointer: str) -> Symbol | None:
         """The string lexeme for ``pattern``, ``format``, ``minLength`` and ``maxLength`` together
         (their intersection; None when no string passes the lengths)."""
         pattern = schema.get("pattern")
-        fmt = schema.get("format") if self.formats == "assert" else None
+        fmt = self._string_format(schema, pointer)
         low = non_negative_int(schema, "minLength", pointer) or 0
         high = non_negative_int(schema, "maxLength", pointer)
         if high is not None and high < low:
@@ -304,11 +330,6 @@ class JsonSchemaCompiler:
         for one in (pattern if isinstance(pattern, Patterns) else () if pattern is None else (pattern,)):
             bodies.append(self.pattern_body(one, pointer))
         if fmt is not None:
-            if not isinstance(fmt, str):
-                raise SchemaError("'format' must be a string", pointer_join(pointer, "format"))
-            if fmt not in FORMATS:
-                raise UnsupportedSchemaError("format", pointer, f"format {fmt!r} (supported: {', '.join(FORMATS)}; "
-                                                                "or compile with formats='annotation')")
             bodies.append(translate(exprs, FORMATS[fmt], encode=json_string_chars))
             if fmt in FORMAT_MAX_LENGTH:
                 bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), 0, FORMAT_MAX_LENGTH[fmt]))
@@ -530,7 +551,7 @@ def check_options(whitespace: str, max_whitespace: int, formats: str, extra_keys
 def schema_grammar(document: Any, acceptor: Acceptor, *, whitespace: str = "flexible",
                    max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
                    extra_keys: str = "schema", property_order: str = "schema", draft: str | None = None,
-                   max_depth: int = DEFAULT_MAX_DEPTH) -> SchemaGrammar:
+                   max_depth: int = DEFAULT_MAX_DEPTH, unknown_keywords: str = "ignore") -> SchemaGrammar:
     """The grammar IR of a parsed schema document (options as ``compile_json_schema`` documents
     them). Raises what ``compile_json_schema`` documents, but for an empty grammar, which only the
     engine can prove (``SchemaGrammar.admits_nothing`` names the reason)."""
@@ -538,7 +559,7 @@ def schema_grammar(document: Any, acceptor: Acceptor, *, whitespace: str = "flex
     try:
         compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, acceptor,
                                       formats=formats, extra_keys=extra_keys, property_order=property_order,
-                                      draft=choose_draft(document, draft))
+                                      draft=choose_draft(document, draft), unknown_keywords=unknown_keywords)
         compiler.grammar.max_depth = max_depth
         result = SchemaGrammar(compiler.grammar, compiler.empty_reasons)
         try:

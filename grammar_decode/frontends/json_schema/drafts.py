@@ -94,6 +94,14 @@ def draft_named(uri: Any) -> Optional[str]:
     return None
 
 
+def _before_draft_4(uri: Any) -> bool:
+    """Whether a ``$schema`` value names draft 3 or an earlier one (schema or hyper-schema)."""
+    if not isinstance(uri, str):
+        return False
+    bare = uri.split("://", 1)[-1].removesuffix("#")
+    return bare in {f"json-schema.org/draft-0{n}/{kind}" for n in range(4) for kind in ("schema", "hyper-schema")}
+
+
 def choose_draft(document: Any, draft: Optional[str]) -> Optional[str]:
     """The draft to read ``document`` under: ``draft`` when given, else its root ``$schema``'s,
     else None: the keywords it uses then mean the same in every candidate draft
@@ -101,13 +109,18 @@ def choose_draft(document: Any, draft: Optional[str]) -> Optional[str]:
 
     Raises:
         ValueError: ``draft`` is not one of ``DRAFTS``.
-        UnsupportedSchemaError: see ``candidate_drafts``.
+        UnsupportedSchemaError: a root ``$schema`` naming draft 3 or earlier; see also
+            ``candidate_drafts``.
     """
     if draft is not None:
         if draft not in DRAFTS:
             raise ValueError(f"draft must be one of {DRAFTS} or None, got {draft!r}")
         return draft
-    named = draft_named(document.get("$schema")) if isinstance(document, dict) else None
+    declared = document.get("$schema") if isinstance(document, dict) else None
+    if _before_draft_4(declared):
+        raise UnsupportedSchemaError("$schema", "", f"{declared!r} names a draft before draft 4 (supported: "
+                                                    f"{', '.join(DRAFTS)})")
+    named = draft_named(declared)
     if named is not None:
         return named
     candidate_drafts(document)
@@ -126,12 +139,20 @@ def candidate_drafts(document: Any) -> tuple[str, ...]:
 
     Raises:
         UnsupportedSchemaError: a draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum``
-            (2020-12's validators read it as the number 0 or 1), or keywords no single draft
-            holds together; both name the keyword and ask for the draft.
+            (2020-12's validators read it as the number 0 or 1), keywords no single draft
+            holds together, or, where draft 4 remains a candidate, an ``id`` that could change
+            what a ``$ref`` resolves to (one below the root, or one at the root beside a
+            reference that is not a bare fragment); each names the keyword and asks for the draft.
     """
     candidates = set(DRAFTS)
     first_use: dict[str, str] = {}
-    for schema, pointer, _parent in schema_objects(document):
+    identifiers: list[tuple[str, bool]] = []  # draft 4's "id": (pointer, at the root)
+    references: list[str] = []
+    for schema, pointer, parent in schema_objects(document):
+        if isinstance(schema.get("id"), str):
+            identifiers.append((pointer, parent is None))
+        if isinstance(schema.get("$ref"), str):
+            references.append(schema["$ref"])
         for keyword, value in schema.items():
             if keyword not in DRAFT_KEYWORDS or keyword in ENFORCED_EVERYWHERE:
                 continue
@@ -151,6 +172,14 @@ def candidate_drafts(document: Any) -> tuple[str, ...]:
             if fits != candidates:
                 first_use[keyword] = pointer
             candidates = fits
+    if "4" in candidates and identifiers and references:
+        # draft 4 reads "id" as a base URI, later drafts as an annotation: references may differ
+        nested = [p for p, root in identifiers if not root]
+        if nested or any(not r.startswith("#") for r in references):
+            where = nested[0] if nested else ""
+            raise UnsupportedSchemaError("id", where, "draft 4 reads it as a base URI and later drafts as an "
+                                                      "annotation, and the references here may resolve "
+                                                      "differently; name the draft (draft=, or $schema)")
     return tuple(d for d in DRAFTS if d in candidates)
 
 

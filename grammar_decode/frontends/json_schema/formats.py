@@ -19,7 +19,25 @@ accepted wrongly):
   there.)
 * ``hostname``: RFC 1123 labels (letters, digits, inner hyphens, 1-63 characters) joined by dots,
   at most 253 characters (``FORMAT_MAX_LENGTH``), no trailing dot; what the ``fqdn`` package,
-  ``jsonschema``'s checker, calls valid with one label allowed.
+  ``jsonschema``'s checker, calls valid with one label allowed. A subset under IDNA (RFC 5890):
+  no label has ``--`` as its third and fourth characters, so no A-label (``xn--...``) is written,
+  valid or not: deciding whether Punycode decodes to a valid U-label is not a regular language
+  worth writing.
+* ``idn-hostname``: its ASCII subset, the ``hostname`` language above (every such name is a
+  valid IDNA2008 name made of NR-LDH labels).
+* ``idn-email``: its ASCII subset, the ``email`` language above.
+* ``uri-template``: RFC 6570's ABNF (literals, with the apostrophe its erratum 6937 adds;
+  ``{`` operator? varspec list ``}``, prefix lengths 1-9999, the explode modifier).
+* ``regex``: a subset of the expressions both Python's ``re`` (``jsonschema``'s checker) and
+  ECMA-262 with the ``u`` flag compile: literal characters, ``.``, the escapes
+  ``\\d \\D \\w \\W \\s \\S \\n \\r \\t`` and escaped syntax characters, classes
+  ``[...]``/``[^...]`` of such characters without ranges (nor ``& | ~``, which Python reads
+  doubled as set operations to come), groups ``(...)``/``(?:...)`` nested
+  at most three deep with ``|`` inside and at the top, ``^`` and ``$``, and the quantifiers
+  ``* + ?`` (each perhaps lazy) after an atom. Ranges, counted repeats, lookaround and
+  backreferences are left out.
+* ``byte`` (OpenAPI): base64 (RFC 4648 section 4) with padding, as OpenAPI defines it;
+  ``jsonschema`` reads no ``byte`` format, so any string would validate, and this admits fewer.
 * ``ipv6``: RFC 3986's ``IPv6address``: eight groups of 1-4 hex digits, or fewer around one
   ``::``, the last two groups possibly written as an IPv4 address (``::ffff:192.0.2.1``); no
   zone (``%eth0``, which ``jsonschema`` rejects).
@@ -37,11 +55,20 @@ accepted wrongly):
   has no digit after a ``0`` (``0``, ``7``, ``120``, but not ``100``): ``jsonschema``'s checker
   rejects a digit that follows a zero, so ``100`` is left out to agree with it.
 
-Other formats raise ``UnsupportedSchemaError``; ``compile_json_schema(..., formats="annotation")``
-treats every ``format`` as the annotation the specification also allows it to be.
+Formats no supported draft defines are annotations (every validator ignores them), but for
+OpenAPI's: ``byte`` is enforced as above, ``int32``/``int64`` bound numbers to the signed 32- and
+64-bit ranges (``NUMBER_FORMATS``, read beside ``minimum``/``maximum``), and ``float``,
+``double``, ``binary``, ``password`` stay annotations (a JSON number has no width; ``binary`` is
+any octets; ``password`` is a display hint). Under ``unknown_keywords="error"`` a format no draft
+defines is refused instead. A format some draft defines that has no expression here
+(``DRAFT_FORMATS`` minus ``FORMATS``: none at present) raises ``UnsupportedSchemaError``;
+``compile_json_schema(..., formats="annotation")`` treats every ``format`` as the annotation the
+specification also allows it to be.
 """
 
 from __future__ import annotations
+
+__all__ = ["DRAFT_FORMATS", "FORMATS", "FORMAT_MAX_LENGTH", "NUMBER_FORMATS"]
 
 _MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
               "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
@@ -55,6 +82,12 @@ _IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
 _HEX = "[0-9a-fA-F]"
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 _LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_LD = "[A-Za-z0-9]"
+_LDH = "[A-Za-z0-9-]"
+# a label of 1-63 letters, digits and inner hyphens whose third and fourth characters are not both
+# hyphens (RFC 5891 section 4.2.3.1: no reserved LDH label, so no A-label)
+_NR_LABEL = (f"(?:{_LD}(?:{_LDH}?{_LD})?"  # 1-3 characters
+             f"|{_LD}{_LDH}(?:{_LDH}{_LD}|(?:{_LD}{_LDH}|-{_LD}){_LDH}{{0,58}}{_LD}))")  # 4, or 5-63
 _H16 = "[0-9a-fA-F]{1,4}"
 
 # RFC 3986 appendix A; the i-prefixed rules are RFC 3987's, over a wider ``unreserved``.
@@ -96,6 +129,31 @@ def _uri_rules(unreserved: str, private: str) -> tuple[str, str]:
 _URI, _URI_REFERENCE = _uri_rules(_UNRESERVED, "")
 _IRI, _IRI_REFERENCE = _uri_rules(_UNRESERVED + _UCSCHAR, _IPRIVATE)
 _JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
+_HOSTNAME = rf"{_NR_LABEL}(?:\.{_NR_LABEL})*"
+_EMAIL = (rf'(?:{_ATEXT}+(?:\.{_ATEXT}+)*|"(?:[ !#-\[\]-~]|\\[ -~])*")'  # dot-atom or quoted string
+          rf"@(?:{_HOSTNAME}|\[{_IPV4}\]|\[IPv6:{_IPV6}\])")
+
+# RFC 6570 section 2
+_VARCHAR = f"(?:[A-Za-z0-9_]|{_PCT})"
+_VARSPEC = f"{_VARCHAR}(?:\\.?{_VARCHAR})*(?::[1-9][0-9]{{0,3}}|\\*)?"
+_URI_TEMPLATE = ("(?:[!#$&-;=?-\\[\\]_a-z~" + _UCSCHAR + _IPRIVATE + f"]|{_PCT}"
+                 f"|\\{{[+#./;?&=,!@|]?{_VARSPEC}(?:,{_VARSPEC})*\\}})*")
+
+
+def _regex_subset(depth: int) -> str:
+    """The ``regex`` format's subset (see the module text), groups nested at most ``depth`` deep."""
+    syntax = r"\\^$.|?*+()\[\]{}/"
+    escape = r"\\[" + syntax + r"dDwWsSnrt]"
+    literal = r"[^" + syntax[:-1] + r"]"  # '/' is an ordinary character unescaped
+    # no '-' (a range, perhaps reversed) and none of '&|~' (doubled, Python warns of set operations)
+    in_class = r"(?:[^\\\]\[&|~-]|\\[" + syntax + r"dDwWsSnrt-])"
+    atom = f"(?:{literal}|{escape}|\\.|\\[\\^?{in_class}+\\])"
+    alternation = ""
+    for _ in range(depth + 1):
+        piece = f"(?:{atom}(?:[*+?]\\??)?|\\^|\\$)"
+        alternation = f"{piece}*(?:\\|{piece}*)*"
+        atom = f"(?:{atom}|\\((?:\\?:)?{alternation}\\))"
+    return alternation
 _DURATION = ("P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:T{time})?|T{time}|[0-9]+W)"
              .format(time="(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"))
 
@@ -106,9 +164,10 @@ FORMATS: dict[str, str] = {
     "date-time": f"{_DATE}[Tt]{_TIME}",
     "uuid": f"{_HEX}{{8}}-(?:{_HEX}{{4}}-){{3}}{_HEX}{{12}}",
     "ipv4": _IPV4,
-    "email": (rf'(?:{_ATEXT}+(?:\.{_ATEXT}+)*|"(?:[ !#-\[\]-~]|\\[ -~])*")'  # dot-atom or quoted string
-              rf"@(?:{_LABEL}(?:\.{_LABEL})*|\[{_IPV4}\]|\[IPv6:{_IPV6}\])"),
-    "hostname": rf"{_LABEL}(?:\.{_LABEL})*",
+    "email": _EMAIL,
+    "idn-email": _EMAIL,
+    "hostname": _HOSTNAME,
+    "idn-hostname": _HOSTNAME,
     "ipv6": _IPV6,
     "uri": _URI,
     "uri-reference": _URI_REFERENCE,
@@ -117,7 +176,17 @@ FORMATS: dict[str, str] = {
     "duration": _DURATION,
     "json-pointer": _JSON_POINTER,
     "relative-json-pointer": f"(?:0|[1-9]+0?)(?:#|{_JSON_POINTER})",
+    "uri-template": _URI_TEMPLATE,
+    "regex": _regex_subset(3),
+    "byte": "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?",
 }
 
+from .keywords import NUMBER_FORMATS  # noqa: E402  (re-exported: the formats' whole table is here)
+
+#: The formats some supported draft defines (drafts 4 to 2020-12).
+DRAFT_FORMATS = frozenset({"date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
+                           "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
+                           "json-pointer", "relative-json-pointer", "regex"})
+
 #: Formats whose expression above needs a length bound too (characters of the decoded string).
-FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253}
+FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253, "idn-hostname": 253}

@@ -54,11 +54,17 @@ UNEVALUATED_PROPERTIES = Marker("unevaluated properties")
 UNEVALUATED_ITEMS = Marker("unevaluated items")
 MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS)
 
-#: Keywords that annotate but constrain nothing; accepted anywhere. ``discriminator`` is OpenAPI's
-#: hint at which ``oneOf`` branch applies: the branches themselves must prove it.
+#: Keywords the supported drafts define that annotate but constrain nothing; accepted anywhere.
+#: ``discriminator`` is OpenAPI's hint at which ``oneOf`` branch applies: the branches themselves
+#: must prove it. The content keywords are annotations in every draft's validator.
 ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
                          "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator",
-                         "$anchor", "$dynamicAnchor"})
+                         "$anchor", "$dynamicAnchor", "$vocabulary", "$recursiveAnchor", "contentMediaType",
+                         "contentEncoding", "contentSchema"})
+#: OpenAPI's integer formats: the range a number with that format must lie in (read as bounds
+#: beside ``minimum``/``maximum`` by ``refs``; ``formats`` documents the choice).
+NUMBER_FORMATS: dict[str, tuple[int, int]] = {"int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}
+
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 
 #: Keywords whose value is a schema / a list of schemas / an object of schemas.

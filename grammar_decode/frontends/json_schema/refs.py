@@ -11,10 +11,11 @@ in the resource of its base, whatever its scheme (``urn:`` included), as ``jsons
 A reference to anything outside the document (another file, a metaschema, a URI no ``$id`` here
 declares) raises ``UnsupportedSchemaError``: nothing is ever fetched.
 
-How identifiers and ``$ref`` siblings are read depends on the draft (``drafts``). Under
-drafts 4-7, ``view`` gives the schema objects the compiler reads: copies in which an object
-holding ``$ref`` keeps nothing else (those drafts ignore its siblings) and draft 4's ``id`` is
-gone (read here); the originals stay the targets of JSON pointers.
+How identifiers and ``$ref`` siblings are read depends on the draft (``drafts``). ``view``
+gives the schema objects the compiler reads: copies without the keywords no supported draft
+defines (``annotations``), in which, under drafts 4-7, an object holding ``$ref`` keeps nothing
+else (those drafts ignore its siblings) and draft 4's ``id`` is gone (read here); the originals
+stay the targets of JSON pointers.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from typing import Any, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ...errors import SchemaError, UnsupportedSchemaError
+from .annotations import KnownKeywords
 from .drafts import LEGACY, MODERN, draft_named, identifier_keyword, read_keywords
 from .keywords import SCHEMA_KEYWORDS as _ONE
 from .keywords import SCHEMA_LIST_KEYWORDS as _LIST
 from .keywords import SCHEMA_MAP_KEYWORDS as _MAP
-from .keywords import pointer_join
+from .keywords import NUMBER_FORMATS, pointer_join
 from .walk import schema_objects
 
 __all__ = ["RefIndex", "join_uri", "pointer_join"]
@@ -41,13 +43,29 @@ def join_uri(base: str, reference: str) -> str:
     return urljoin(base, reference)
 
 
+def _with_range(schema: dict[str, Any], low: int, high: int) -> dict[str, Any]:
+    """``schema`` with ``minimum``/``maximum`` narrowed to ``[low, high]`` (OpenAPI's ``int32``
+    and ``int64``); a bound that is not a number is left for the bound reader to refuse."""
+    out = dict(schema)
+    for keyword, edge, tighter in (("minimum", low, max), ("maximum", high, min)):
+        value = out.get(keyword)
+        if value is None:
+            out[keyword] = edge
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            out[keyword] = tighter(value, edge)
+    return out
+
+
 class RefIndex:
     """Base URIs, resources and anchors of one document (built once, O(schema objects)), read
     under ``draft`` (one of ``drafts.DRAFTS``, or None: in a way every draft agrees with)."""
 
-    def __init__(self, document: Any, draft: Optional[str] = None) -> None:
+    def __init__(self, document: Any, draft: Optional[str] = None, unknown_keywords: str = "ignore",
+                 number_formats: bool = True) -> None:
         self.document = document
         self.draft = draft
+        self.known = KnownKeywords(unknown_keywords)
+        self.number_formats = number_formats
         self._id = identifier_keyword(draft)
         self._base: dict[int, str] = {}
         self._outer_base: dict[int, str] = {}  # base around a schema holding $ref (drafts 4-7 ignore its $id)
@@ -100,12 +118,13 @@ class RefIndex:
             self._pointers[id(schema)] = pointer
 
     def view(self, schema: Any) -> Any:
-        """``schema`` as the compiler reads it under this draft: itself with no draft named, else
-        a copy (made once per object, so rules memoised by identity stay sound) in the compiler's
-        vocabulary (``drafts.read_keywords``: keywords the draft does not define dropped,
-        draft 4's bounds rewritten), in which, under drafts 4-7, an object holding ``$ref`` keeps
-        only ``$ref``, and draft 4's ``id`` is dropped. O(size) once."""
-        if self.draft is None or not isinstance(schema, dict):
+        """``schema`` as the compiler reads it: a copy (made once per object, so rules memoised by
+        identity stay sound) without the keywords no supported draft defines
+        (``annotations.KnownKeywords``: ignored, warned about, or refused), and, under a named
+        draft, in the compiler's vocabulary (``drafts.read_keywords``: keywords the draft does
+        not define dropped, draft 4's bounds rewritten; under drafts 4-7 an object holding
+        ``$ref`` keeps only ``$ref``; draft 4's ``id`` dropped). O(size) once."""
+        if not isinstance(schema, dict):
             return schema
         found = self._views.get(id(schema))
         if found is not None:
@@ -113,12 +132,18 @@ class RefIndex:
         copy: dict[str, Any] = {}
         self._views[id(schema)] = copy
         self.alias(copy, schema)
+        pointer = self._pointers.get(id(schema), "")
         if "$ref" in schema and self.draft in LEGACY:
             copy["$ref"] = schema["$ref"]
             return copy
-        for keyword, value in read_keywords(schema, self.draft, self._pointers.get(id(schema), "")).items():
-            if keyword == self._id and self._id == "id":
-                continue  # read above as a base URI, not a constraint
+        keywords = self.known.read(schema, pointer)
+        if self.draft is not None:
+            keywords = read_keywords(keywords, self.draft, pointer)
+        if self.number_formats and isinstance(keywords.get("format"), str) and keywords["format"] in NUMBER_FORMATS:
+            keywords = _with_range(keywords, *NUMBER_FORMATS[keywords["format"]])
+        for keyword, value in keywords.items():
+            if keyword == "id":
+                continue  # draft 4's base URI (read above), an annotation in later drafts
             if keyword in _ONE and isinstance(value, dict):
                 value = self.view(value)
             elif keyword in _LIST and isinstance(value, list):
@@ -131,6 +156,8 @@ class RefIndex:
     def alias(self, copy: Any, original: Any) -> None:
         """``copy`` (a schema object built from ``original``) resolves references like it."""
         self._base[id(copy)] = self.base_of(original)
+        if id(original) in self._outer_base:
+            self._outer_base[id(copy)] = self._outer_base[id(original)]
 
     def base_of(self, schema: Any) -> str:
         return self._base.get(id(schema), self.root_base)

@@ -119,9 +119,22 @@ def test_the_root_schema_keyword_names_the_draft() -> None:
     assert not gd.compile_json_schema(schema).accepts("10")
 
 
+@pytest.mark.parametrize("schema,draft", [
+    ({"id": "http://x.org/", "type": "string"}, None),  # no reference: draft 4 and later agree
+    ({"id": "http://x.org/", "type": "string"}, "7"),  # an annotation under draft 7
+    ({"id": "http://x.org/", "$ref": "#/definitions/s", "definitions": {"s": {"type": "string"}}}, None),
+    ({"properties": {"p": {"id": "http://x.org/", "type": "string"}}, "const": {"p": "a"}}, None),  # not draft 4
+])
+def test_an_id_that_cannot_change_a_reference_is_an_annotation(schema: dict, draft: str | None) -> None:
+    grammar = gd.compile_json_schema(schema, draft=draft)
+    assert grammar.accepts('"a"') or grammar.accepts('{"p":"a"}')
+
+
 @pytest.mark.parametrize("schema,draft,error,keyword", [
-    ({"id": "http://x.org/", "type": "string"}, None, gd.UnsupportedSchemaError, "id"),  # not an identifier here
-    ({"id": "http://x.org/", "type": "string"}, "7", gd.UnsupportedSchemaError, "id"),
+    # draft 4 reads "id" as a base URI, later drafts ignore it: refused where references could differ
+    ({"id": "http://x.org/", "items": {"$ref": "a.json"}}, None, gd.UnsupportedSchemaError, "id"),
+    ({"properties": {"p": {"id": "http://x.org/", "items": {"$ref": "#/definitions/a"}}}}, None,
+     gd.UnsupportedSchemaError, "id"),
     ({"$defs": {"a": {"$anchor": "a", "type": "null"}}, "$ref": "#a"}, "7", gd.SchemaError, None),  # no $anchor
     ({"$defs": {"a": {"$id": "#a", "type": "null"}}, "$ref": "#a"}, "2020-12", gd.SchemaError, None),
     ({"$defs": {"a": {"$dynamicAnchor": "a", "type": "null"}}, "$ref": "#a"}, "2019-09", gd.SchemaError, None),

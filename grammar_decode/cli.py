@@ -18,10 +18,11 @@ import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .errors import GrammarDecodeError, GrammarError, SchemaError, VocabularyError
+from .errors import GrammarDecodeError, GrammarError, SchemaError, SchemaWarning, VocabularyError
 from .compile import compile_grammar, compile_json_schema, compile_regex
 from .frontends.json_schema import DRAFTS, VALIDATOR_NAMES, WHITESPACE_MODES, parse_schema
 from .generation import generate
@@ -41,14 +42,21 @@ def _progress(message: str) -> None:
     print(f"grammar-decode: {message}", file=sys.stderr, flush=True)
 
 
+_OBJECT_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
 def load_schema(argument: str) -> Any:
-    """A schema from a file path (if one exists) or from JSON text."""
+    """A schema from a file path (if one exists), from JSON text, or from ``module:Name``: a
+    pydantic model class or ``TypeAdapter`` importable from the current directory or
+    ``sys.path``, whose JSON Schema it writes."""
     path = Path(argument)
     text = argument
     try:
         is_file = path.is_file()
     except OSError:  # JSON text longer than a file name may be (ENAMETOOLONG)
         is_file = False
+    if not is_file and _OBJECT_PATH.fullmatch(argument):
+        return _schema_object(argument)
     if is_file or not argument.lstrip().startswith(("{", "[", "true", "false")):
         try:
             text = path.read_text(encoding="utf-8")
@@ -60,6 +68,28 @@ def load_schema(argument: str) -> Any:
         return parse_schema(text)
     except SchemaError as exc:
         raise UsageError(f"invalid schema: {exc}") from exc
+
+
+def _schema_object(argument: str) -> Any:
+    module_name, _, attribute = argument.partition(":")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, "")  # as ``python -m`` does: modules of the current directory
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"cannot import {module_name!r} for --schema {argument}: {exc}") from exc
+    for name in attribute.split("."):
+        if not hasattr(target, name):
+            raise UsageError(f"{module_name!r} has no {attribute!r} (--schema {argument})")
+        target = getattr(target, name)
+    try:
+        schema = parse_schema(target)
+    except SchemaError as exc:
+        raise UsageError(f"invalid schema from {argument}: {exc}") from exc
+    if not isinstance(schema, (dict, bool)):
+        raise UsageError(f"--schema {argument}: {type(target).__name__} is neither a pydantic model class nor a "
+                         "TypeAdapter")
+    return schema
 
 
 def validator_class(schema: Any, draft: str | None) -> Any:
@@ -154,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="generate one schema-valid JSON document (or a regex/grammar match)")
     constraint = gen.add_mutually_exclusive_group(required=True)
-    constraint.add_argument("--schema", help="JSON Schema: a file path or JSON text")
+    constraint.add_argument("--schema", help="JSON Schema: a file path, JSON text, or module:Model (a pydantic "
+                                             "model class or TypeAdapter)")
     constraint.add_argument("--regex", help="a Python regular expression the whole text must match")
     constraint.add_argument("--grammar", help="a Lark grammar file (rule 'start')")
     gen.add_argument("--prompt", help="prompt text (default: a short instruction quoting the schema; "
@@ -170,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "specification says (schema), or forbidden (forbid)")
     gen.add_argument("--compile-seconds", type=float, default=Limits().compile_seconds,
                      help="wall-clock limit of compiling the constraint (default %(default)s s)")
+    gen.add_argument("--strict", action="store_true",
+                     help="refuse schema keywords and formats no JSON Schema draft defines (default: ignore them as "
+                          "the annotations validators read them as, warning about likely misspellings)")
     gen.add_argument("--draft", choices=DRAFTS, default=None,
                      help="read the schema as this JSON Schema draft does (default: the draft its $schema "
                           "names, else a reading every draft agrees with)")
@@ -191,8 +225,16 @@ def run_generate(args: argparse.Namespace) -> int:
     try:
         if args.schema is not None:
             schema = load_schema(args.schema)
-            grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
-                                          draft=args.draft, limits=limits)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SchemaWarning)
+                grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
+                                              draft=args.draft, limits=limits,
+                                              unknown_keywords="error" if args.strict else "ignore")
+            for warning in caught:
+                if issubclass(warning.category, SchemaWarning):
+                    _progress(f"warning: {warning.message}")
+                else:
+                    warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
         elif args.regex is not None:
             grammar = compile_regex(args.regex, limits=limits)
         else:

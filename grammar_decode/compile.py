@@ -23,12 +23,13 @@ def _acceptor(grammar: Grammar) -> Callable[[bytes], bool]:
     return Recognizer(grammar).accepts
 
 
-def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes], *, whitespace: str = "flexible",
+def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes, Any], *, whitespace: str = "flexible",
                         max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
                         extra_keys: str = "schema", property_order: str = "schema",
                         draft: str | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
                         unknown_keywords: str = "ignore", limits: Limits = DEFAULT_LIMITS) -> CompiledGrammar:
-    """Compile a JSON Schema (a dict, a boolean, or JSON text) into a grammar.
+    """Compile a JSON Schema (a dict, a boolean, JSON text, or a pydantic model class or
+    ``TypeAdapter``, whose ``model_json_schema()``/``json_schema()`` is compiled) into a grammar.
 
     Args:
         whitespace: ``"flexible"`` allows JSON whitespace between tokens, at most

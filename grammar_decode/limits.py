@@ -52,6 +52,9 @@ class Limits:
         one_of_branches: ``oneOf`` branches (64; disjointness is proved for every pair).
         one_of_terms: conjunctions a ``oneOf`` of overlapping branches becomes (64).
         complement_terms: conjunctions the values outside an ``anyOf`` become (64).
+        all_of_terms: conjunctions one ``allOf`` becomes when several of its branches hold an
+            ``anyOf`` (or an ``if``/``then``/``else``, ``oneOf`` or ``not`` rewritten into one):
+            the product of their branches, less the conjunctions proved empty (128).
         dependent_schemas: keys with a dependent schema in one object schema (4; each doubles
             the branches).
         object_states: states of one object's key automaton (50,000).
@@ -80,6 +83,7 @@ class Limits:
     one_of_branches: int = 64
     one_of_terms: int = 64
     complement_terms: int = 64
+    all_of_terms: int = 128
     dependent_schemas: int = 4
     object_states: int = 50_000
     optional_keys: int = 2048

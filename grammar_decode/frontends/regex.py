@@ -127,6 +127,15 @@ Dialect = Literal["python", "both", "either"]
 DIALECTS = ("python", "both", "either")
 
 
+#: Most branches of an alternation with anchors inside that a search is split into.
+_ANCHORED_BRANCHES = 64
+
+
+def _anchored(branches: Any) -> bool:
+    """Whether an alternation's branches begin or end with an anchor."""
+    return any(items and (items[0][0] is _C.AT or items[-1][0] is _C.AT) for items in (list(b) for b in branches))
+
+
 class _Translator:
     def __init__(self, exprs: ExprSet, pattern: str, flags: int, encode: CharEncoder, dialect: Dialect) -> None:
         self.dialect = dialect
@@ -154,8 +163,16 @@ class _Translator:
         newline may follow, as Python's ``$`` allows)."""
         if len(items) == 1 and items[0][0] is _C.BRANCH:
             return self.exprs.alt(*(self.search(list(branch), dotall) for branch in items[0][1][1]))
+        split = next((i for i, (op, av) in enumerate(items) if op is _C.BRANCH and _anchored(av[1])), None)
+        if split is not None and len(items[split][1][1]) <= _ANCHORED_BRANCHES:
+            # anchors inside an alternation (``^a$|^b$``, whose common ``^`` re factors out): one
+            # search per branch, with what surrounds the alternation
+            return self.exprs.alt(*(self.search(items[:split] + list(branch) + items[split + 1:], dotall)
+                                    for branch in items[split][1][1]))
         anything = self.exprs.star(self.encode(self.exprs, [(0, utf8.MAX_CODE_POINT)]))
         starts = items[:1] in ([(_C.AT, _C.AT_BEGINNING)], [(_C.AT, _C.AT_BEGINNING_STRING)])
+        if starts and len(items) > 1 and items[1][0] in (_C.ASSERT, _C.ASSERT_NOT) and items[1][1][0] == 1:
+            return self.anchored_lookahead(items, dotall)
         ends = items[-1:] in ([(_C.AT, _C.AT_END)], [(_C.AT, _C.AT_END_STRING)])
         before = EPSILON if starts else anything
         if not ends:
@@ -167,6 +184,29 @@ class _Translator:
             after = EPSILON
         # anchors are only understood where they were recognised above; elsewhere they are refused
         return self.exprs.concat(before, self.sequence(items, dotall, starts, ends), after)
+
+    def anchored_lookahead(self, items: list, dotall: bool) -> int:
+        """``^(?!X)Y`` as the texts ``^Y`` finds that do not begin with a match of ``X``, and
+        ``^(?=X)Y`` as those that do (several lookaheads in a row: each applies). Where the
+        reading is ``"both"``, the ``X`` subtracted is read as ``"either"`` (no dialect's ``X``
+        begins the text, so every dialect's lookahead succeeds) and the other way round; an
+        ``X`` that must begin the text is read in the same dialect."""
+        exprs = self.exprs
+        position, lookaheads = 1, []
+        while position < len(items) and items[position][0] in (_C.ASSERT, _C.ASSERT_NOT) \
+                and items[position][1][0] == 1:
+            lookaheads.append(items[position])
+            position += 1
+        result = self.search([items[0]] + items[position:], dotall)
+        for op, (_direction, body) in lookaheads:
+            negative = op is _C.ASSERT_NOT
+            dialect: Dialect = {"both": "either", "either": "both"}.get(self.dialect, "python") if negative \
+                else self.dialect
+            reader = _Translator(exprs, self.pattern, 0, self.encode, dialect)
+            reader.ascii_only, reader.ignore_case = self.ascii_only, self.ignore_case
+            begins = reader.search([items[0]] + list(body), dotall)  # texts X begins
+            result = exprs.difference(result, begins) if negative else exprs.both(result, begins)
+        return result
 
     def refuse(self, construct: str, detail: str = "") -> UnsupportedRegexError:
         return UnsupportedRegexError(construct, self.pattern, detail)

@@ -47,7 +47,7 @@ from typing import Any, Callable, Union
 
 from ...errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ...ir import utf8
-from ...limits import check_deadline
+from ...limits import active, check_deadline
 from ...ir.grammar import Grammar, Symbol
 from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
@@ -59,6 +59,7 @@ from .merge import (Conjunction, Part, Patterns,
 from .number_lexemes import NumberLexemes
 from .numbers import BOUND_KEYWORDS, bounds
 from .objects import object_rule
+from .disjoint import disjoint
 from .drafts import choose_draft
 from .refs import RefIndex
 from .rewrites import Rewriter, declared_types
@@ -78,6 +79,18 @@ _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not",
                                              "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "if",
                                              "then", "else", NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL}
+
+#: Why a draft keyword the compiler does not build is refused.
+_REFUSED = {
+    "contentMediaType": "draft 7 lets a validator assert it, and it is not enforced here (from 2019-09 on it is an "
+                        "annotation: name that draft to read it so)",
+    "contentEncoding": "draft 7 lets a validator assert it, and it is not enforced here (from 2019-09 on it is an "
+                       "annotation: name that draft to read it so)",
+}
+
+#: Keywords ``merge`` cannot combine across the parts of a conjunction: where two parts hold one,
+#: those parts are rewritten into ``anyOf``/``allOf`` first (``_rewrite_clashes``).
+_CLASHING = ("if", "oneOf", "not", "dependentSchemas", "dependencies")
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
 _CODE_POINTS = utf8.complement([utf8.SURROGATES])
@@ -102,6 +115,12 @@ def _is_json(value: Any) -> bool:
     if isinstance(value, dict):
         return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
     return False
+
+
+def _has_object(value: Any) -> bool:
+    if isinstance(value, dict):
+        return True
+    return isinstance(value, list) and any(_has_object(v) for v in value)
 
 
 def literal_spellings(value: Any, spaced: bool) -> list[bytes]:
@@ -153,6 +172,7 @@ class JsonSchemaCompiler:
         self._bounded: dict[tuple[Any, ...], Symbol] = {}
         self.numbers = NumberLexemes(self.grammar, self.lex, self.empty_reasons)
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
+        self._part_views: dict[tuple[int, frozenset[str]], dict[str, Any]] = {}
         self.rewriter = Rewriter(self.refs, self.resolve, self._keep)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -247,7 +267,7 @@ class JsonSchemaCompiler:
     def _check_keywords(self, schema: dict[str, Any], pointer: str) -> None:
         for keyword in schema:
             if keyword not in _KNOWN:
-                raise UnsupportedSchemaError(keyword, pointer)
+                raise UnsupportedSchemaError(keyword, pointer, _REFUSED.get(keyword, ""))
         if "$ref" in schema:
             if not isinstance(schema["$ref"], str):
                 raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))
@@ -391,29 +411,100 @@ class JsonSchemaCompiler:
             # the branches before merge reads what the conjunction evaluates
             parts = [Part(self.rewriter.one_of_as_any_of(p.schema, pointer), p.without)
                      if "oneOf" in p.schema and "oneOf" not in p.without else p for p in parts]
+        rewritten = self._rewrite_clashes(parts, pointer)
+        if rewritten is False:
+            self.empty_reasons.append((pointer, "the allOf branches admit nothing in common"))
+            return []
+        parts = rewritten
         holders = [p for p in parts if "anyOf" in p.schema and "anyOf" not in p.without]
-        if len(holders) > 1:
-            raise UnsupportedSchemaError("allOf", pointer, "more than one conjunct has 'anyOf' (the product is not "
-                                                           "built)")
         if holders:
-            holder = holders[0]
-            branches = holder.schema["anyOf"]
-            if not isinstance(branches, list) or not branches:
-                raise SchemaError("'anyOf' must be a non-empty array", pointer_join(pointer, "anyOf"))
-            others = [p if p is not holder else Part(p.schema, p.without | {"anyOf"}) for p in parts]
-            out = []
-            for i, branch in enumerate(branches):
-                where = pointer_join(pointer_join(pointer, "anyOf"), i)
-                extra = flatten([branch], self.resolve, where)
-                if extra is False:
-                    continue
-                out.append((self._conjunction(others + ([] if extra is True else extra), where),))
-            return out
+            return self._distributed(parts, holders, pointer)
         merged = merge(parts, pointer)
         if merged is False:
             self.empty_reasons.append((pointer, "the allOf branches admit nothing in common"))
             return []
         return self._alternatives(merged, pointer)
+
+    def _rewrite_clashes(self, parts: list[Part], pointer: str) -> "list[Part] | bool":
+        """``parts`` with every part that holds a keyword another part also holds, among those
+        ``merge`` cannot combine (``if``, ``oneOf``, ``not``, ``dependentSchemas``), rewritten
+        into ``anyOf``/``allOf`` (``Rewriter.positive``) and flattened again; False when one of
+        them admits nothing. Parts without such a clash are left for ``merge``, which copies a
+        keyword only one part has (it is rewritten where the merged schema is compiled)."""
+        clashing = {k for k in _CLASHING if sum(1 for p in parts if k in p.schema and k not in p.without) > 1}
+        if not clashing:
+            return parts
+        out: list[Part] = []
+        for part in parts:
+            if not any(k in part.schema and k not in part.without for k in clashing):
+                out.append(part)
+                continue
+            positive = self.rewriter.positive(self._part_view(part), pointer)
+            if positive is None:
+                return False
+            flat = flatten([positive], self.resolve, pointer)
+            if flat is False:
+                return False
+            if flat is not True:
+                out.extend(flat)
+        return out
+
+    def _part_view(self, part: Part) -> dict[str, Any]:
+        """The keywords of ``part`` as a schema object of their own (made once per part, kept
+        alive, resolving ``$ref`` like the part's schema)."""
+        key = (id(part.schema), part.without)
+        found = self._part_views.get(key)
+        if found is None:
+            found = self._part_views[key] = self.retain(dict(part.items()))
+            self.refs.alias(found, part.schema)
+        return found
+
+    def _distributed(self, parts: list[Part], holders: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
+        """A conjunction some of whose parts hold ``anyOf``: A and (B1 or B2) and (C1 or C2) as
+        the union of (A and Bi and Cj), one conjunction per choice of a branch in each holder,
+        less the choices ``disjoint`` proves empty (``Limits.all_of_terms`` at most)."""
+        others = [p if p not in holders else Part(p.schema, p.without | {"anyOf"}) for p in parts]
+        choices = []
+        for holder in holders:
+            branches = holder.schema["anyOf"]
+            if not isinstance(branches, list) or not branches:
+                raise SchemaError("'anyOf' must be a non-empty array", pointer_join(pointer, "anyOf"))
+            choices.append([(i, holder, branch) for i, branch in enumerate(branches)])
+        limit = active().all_of_terms
+        start = [self._part_view(p) for p in others]
+        terms: list[list[tuple[int, Part, Any]]] = [[]]
+        for options in choices:
+            grown = []
+            for term in terms:
+                for choice in options:
+                    branch = choice[2]
+                    if any(disjoint(s, branch, self.resolve, pointer) for s in start) or \
+                            any(disjoint(c[2], branch, self.resolve, pointer) for c in term):
+                        continue  # "type": "string" and "const": 1, say
+                    grown.append(term + [choice])
+                    if len(grown) > limit:
+                        raise UnsupportedSchemaError("allOf", pointer, f"the anyOf branches of its conjuncts combine "
+                                                                       f"into more than {limit} conjunctions")
+            terms = grown
+        out = []
+        for term in terms:
+            extra: list[Part] = []
+            where = pointer
+            empty = False
+            for i, _holder, branch in term:
+                where = pointer_join(pointer_join(pointer, "anyOf"), i)
+                flat = flatten([branch], self.resolve, where)
+                if flat is False:
+                    empty = True
+                    break
+                if flat is not True:
+                    extra.extend(flat)
+            if not empty:
+                out.append((self._conjunction(others + extra, where),))
+        if not out:
+            self.empty_reasons.append((pointer, "no choice of one branch from each anyOf of the allOf has an "
+                                                "instance in common"))
+        return out
 
     # -- any JSON ------------------------------------------------------------------------------
 
@@ -461,7 +552,7 @@ class JsonSchemaCompiler:
             siblings["enum"] = schema["enum"]
         self.refs.alias(siblings, schema)
         constrained = any(k not in ANNOTATIONS for k in siblings)
-        judge = self._sibling_judge(siblings, pointer) if constrained else None
+        judge = self._sibling_judge(siblings, pointer, any(_has_object(v) for v in values)) if constrained else None
         out = []
         for value in values:
             try:
@@ -478,18 +569,34 @@ class JsonSchemaCompiler:
             self.empty_reasons.append((where, "no 'enum'/'const' value satisfies the rest of the schema"))
         return out
 
-    def _sibling_judge(self, siblings: dict[str, Any], pointer: str) -> Callable[[bytes], bool]:
+    def _sibling_judge(self, siblings: dict[str, Any], pointer: str, objects: bool) -> Callable[[bytes], bool]:
+        """A membership test for the texts the sibling keywords admit. Where the values hold
+        objects, the test reads keys in any order (a value's own key order is not the fixed
+        order the grammar writes named keys in), unless that is past ``Limits.any_order_keys``:
+        then keys in the grammar's order only, which can reject a value that satisfies the
+        siblings, never keep one that does not."""
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
-        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, self.acceptor, capped=False,
-                                 formats=self.formats, extra_keys=self.extra_keys, refs=self.refs,
-                                 property_order=self.property_order)
-        sub._filter_depth = self._filter_depth + 1
-        sub.grammar.start = sub.value(siblings, pointer)
+        sub = None
+        if objects and self.property_order != "any":
+            try:
+                sub = self._sub_compiler("any", siblings, pointer)
+            except UnsupportedSchemaError:
+                sub = None
+        if sub is None:
+            sub = self._sub_compiler(self.property_order, siblings, pointer)
         try:
             return self.acceptor(sub.grammar)
         except GrammarAdmitsNothing:  # the siblings admit nothing
             return lambda text: False
+
+    def _sub_compiler(self, property_order: str, siblings: dict[str, Any], pointer: str) -> "JsonSchemaCompiler":
+        sub = JsonSchemaCompiler(self.document, self.lex.max_whitespace, self.acceptor, capped=False,
+                                 formats=self.formats, extra_keys=self.extra_keys, refs=self.refs,
+                                 property_order=property_order)
+        sub._filter_depth = self._filter_depth + 1
+        sub.grammar.start = sub.value(siblings, pointer)
+        return sub
 
 
 WHITESPACE_MODES = ("compact", "flexible")
@@ -502,8 +609,15 @@ DEFAULT_MAX_WHITESPACE = 4
 DEFAULT_MAX_DEPTH = 128
 
 
-def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
-    """Accept a schema as a Python value or as JSON text."""
+def parse_schema(schema: Any) -> Any:
+    """Accept a schema as a Python value, as JSON text, or as an object that writes one: a
+    pydantic model class (``model_json_schema()``) or ``TypeAdapter`` (``json_schema()``), read
+    by duck typing so pydantic stays optional. O(size)."""
+    if isinstance(schema, type) and callable(getattr(schema, "model_json_schema", None)):
+        return _written_schema(schema, schema.model_json_schema)
+    if not isinstance(schema, (dict, list, str, bytes, bytearray, bool)) and \
+            callable(getattr(schema, "json_schema", None)) and hasattr(schema, "validate_python"):
+        return _written_schema(schema, schema.json_schema)
     if isinstance(schema, (str, bytes, bytearray)):
         try:
             return json.loads(schema)
@@ -512,6 +626,14 @@ def parse_schema(schema: Union[dict[str, Any], bool, str, bytes]) -> Any:
         except RecursionError as exc:  # json.loads recurses once per level of nesting
             raise SchemaError("the schema text is nested too deeply to be read") from exc
     return schema
+
+
+def _written_schema(source: Any, write: Callable[[], Any]) -> Any:
+    try:
+        return write()
+    except Exception as exc:  # pydantic's own errors (a type it cannot describe): typed here
+        raise SchemaError(f"{getattr(source, '__name__', type(source).__name__)} cannot write its JSON Schema: "
+                          f"{type(exc).__name__}: {exc}") from exc
 
 
 class SchemaGrammar:

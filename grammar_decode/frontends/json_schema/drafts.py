@@ -59,11 +59,15 @@ _MODERN = _EVERY_DRAFT | {"const", "contains", "propertyNames", "if", "then", "e
 #: The keywords each draft's validator reads as assertions or applicators: ``jsonschema``'s
 #: validator functions of that draft, and the keywords they read beside their own (``then`` and
 #: ``else`` beside ``if``, ``minContains``/``maxContains`` beside ``contains``, draft 4's boolean
-#: ``exclusiveMaximum`` beside ``maximum``). Any other keyword is an annotation under that draft.
+#: ``exclusiveMaximum`` beside ``maximum``), and draft 7's content keywords, which its
+#: specification lets a validator assert (the JSON-Schema-Test-Suite's optional tests do; the
+#: compiler refuses them there). Any other keyword is an annotation under that draft.
 VOCABULARIES: dict[str, frozenset[str]] = {
     "4": _EVERY_DRAFT | {"additionalItems", "dependencies"},
     "6": _DRAFT_6,
-    "7": _DRAFT_6 | {"if", "then", "else"},
+    # draft 7 (section 8) lets a validator assert the content keywords; later drafts make them
+    # annotations, earlier ones do not know them
+    "7": _DRAFT_6 | {"if", "then", "else", "contentMediaType", "contentEncoding"},
     "2019-09": _MODERN | {"additionalItems", "$recursiveRef"},
     "2020-12": _MODERN | {"prefixItems", "$dynamicRef"},
 }

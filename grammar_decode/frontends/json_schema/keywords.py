@@ -56,11 +56,12 @@ MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEV
 
 #: Keywords the supported drafts define that annotate but constrain nothing; accepted anywhere.
 #: ``discriminator`` is OpenAPI's hint at which ``oneOf`` branch applies: the branches themselves
-#: must prove it. The content keywords are annotations in every draft's validator.
+#: must prove it. (``contentMediaType``/``contentEncoding`` are annotations from 2019-09 on, but
+#: draft 7 lets a validator assert them: ``drafts.VOCABULARIES`` lists them under draft 7, where
+#: the compiler refuses them.)
 ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "examples", "default", "$comment",
                          "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "discriminator",
-                         "$anchor", "$dynamicAnchor", "$vocabulary", "$recursiveAnchor", "contentMediaType",
-                         "contentEncoding", "contentSchema"})
+                         "$anchor", "$dynamicAnchor", "$vocabulary", "$recursiveAnchor", "contentSchema"})
 #: OpenAPI's integer formats: the range a number with that format must lie in (read as bounds
 #: beside ``minimum``/``maximum`` by ``refs``; ``formats`` documents the choice).
 NUMBER_FORMATS: dict[str, tuple[int, int]] = {"int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1)}

@@ -13,8 +13,11 @@ from helpers import require
 import grammar_decode as gd
 from grammar_decode.frontends.json_schema.drafts import DRAFT_KEYWORDS, DRAFTS, VALIDATOR_NAMES, VOCABULARIES, candidate_drafts
 
-#: Keywords a draft's validator reads beside another one's (not functions of their own).
-COMPANIONS = {"4": {"exclusiveMaximum", "exclusiveMinimum"}, "6": set(), "7": {"then", "else"},
+#: Keywords a draft's validator reads beside another one's (not functions of their own), and
+#: draft 7's content keywords, which that draft lets a validator assert (``jsonschema`` does not;
+#: the suite's optional tests do, so they are refused there rather than ignored).
+COMPANIONS = {"4": {"exclusiveMaximum", "exclusiveMinimum"}, "6": set(),
+              "7": {"then", "else", "contentMediaType", "contentEncoding"},
               "2019-09": {"then", "else", "minContains", "maxContains"},
               "2020-12": {"then", "else", "minContains", "maxContains"}}
 

@@ -95,7 +95,6 @@ def _ours(path: str) -> dict[str, Any]:
 def _peer(path: str) -> dict[str, Any]:
     import llguidance
     import llguidance.numpy
-    import numpy as np
     global _PEER
     if _PEER is None:
         _PEER = _peer_tokenizer()

@@ -26,7 +26,7 @@ Cost: O(keywords) per schema object, and O(draft keywords x length) per unknown 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterable
+from typing import Any
 
 from ...errors import SchemaWarning, UnsupportedSchemaError
 from .drafts import DRAFT_KEYWORDS

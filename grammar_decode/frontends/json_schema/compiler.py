@@ -43,7 +43,7 @@ draft chosen by ``drafts``; every cap is a ``Limits`` field.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Union
+from typing import Any, Callable
 
 from ...errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ...ir import utf8
@@ -459,6 +459,19 @@ class JsonSchemaCompiler:
             self.refs.alias(found, part.schema)
         return found
 
+    def _disjoint_beside(self, start: list[Any], one: Any, other: Any, pointer: str) -> bool:
+        """Whether no value passes ``start`` and both ``one`` and ``other``: a proof about the two
+        branches alone, else about each conjoined with ``start`` (which may require the key
+        they discriminate on). False when neither proof goes through."""
+        if disjoint(one, other, self.resolve, pointer):
+            return True
+        if not start:
+            return False
+        try:
+            return disjoint(Conjunction(start + [one]), Conjunction(start + [other]), self.resolve, pointer)
+        except UnsupportedSchemaError:  # start does not merge: no proof
+            return False
+
     def _distributed(self, parts: list[Part], holders: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
         """A conjunction some of whose parts hold ``anyOf``: A and (B1 or B2) and (C1 or C2) as
         the union of (A and Bi and Cj), one conjunction per choice of a branch in each holder,
@@ -479,7 +492,7 @@ class JsonSchemaCompiler:
                 for choice in options:
                     branch = choice[2]
                     if any(disjoint(s, branch, self.resolve, pointer) for s in start) or \
-                            any(disjoint(c[2], branch, self.resolve, pointer) for c in term):
+                            any(self._disjoint_beside(start, c[2], branch, pointer) for c in term):
                         continue  # "type": "string" and "const": 1, say
                     grown.append(term + [choice])
                     if len(grown) > limit:

@@ -135,3 +135,15 @@ def test_patterns_agree_with_re_search(pattern: str) -> None:
 def test_lookahead_away_from_the_start_is_still_refused() -> None:
     with pytest.raises(gd.UnsupportedSchemaError, match="lookahead"):
         gd.compile_json_schema({"type": "string", "pattern": "a(?!b)"})
+
+
+def test_many_if_then_branches_on_a_required_discriminator(gpt2: gd.Vocabulary) -> None:
+    """Ten ``if``/``then`` pairs keyed on one required property: 2^10 choices, of which the
+    proofs that two ``if``s on a required key are disjoint keep eleven."""
+    kinds = [f"k{i}" for i in range(10)]
+    schema = {"type": "object", "required": ["kind"], "properties": {"kind": {"enum": kinds}, "n": {"type": "integer"}},
+              "allOf": [{"if": {"properties": {"kind": {"const": k}}}, "then": {"properties": {"n": {"maximum": i}}}}
+                        for i, k in enumerate(kinds)]}
+    grammar = gd.compile_json_schema(schema)
+    assert grammar.accepts('{"kind":"k3","n":3}') and not grammar.accepts('{"kind":"k3","n":4}')
+    assert_random_documents_validate(schema, gpt2, seeds=3, max_tokens=60)

@@ -13,6 +13,7 @@ from typing import Union
 
 from .engine.completion import Completions
 from .engine.recognizer import Recognizer
+from .engine.unique import UniqueItems
 from .errors import GrammarError, VocabularyError
 from .ir.grammar import Grammar
 from .limits import DEFAULT_LIMITS, Limits, applied
@@ -34,6 +35,8 @@ class CompiledGrammar:
         with applied(limits):
             self.recognizer = Recognizer(grammar, limits.grammar_size)
             self.completions = Completions(self.recognizer)  # vocabulary-independent
+        #: the check of unique array items, where the grammar has any (``engine.unique``)
+        self.unique = UniqueItems(self.recognizer) if grammar.unique_items else None
         self._maskers: "weakref.WeakKeyDictionary[Vocabulary, tuple[Masker, ClosingBudget]]" = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
@@ -49,10 +52,15 @@ class CompiledGrammar:
 
     def accepts(self, text: Union[str, bytes, bytearray]) -> bool:
         """Whether ``text`` (str as UTF-8, or bytes) is a complete sentence."""
+        if self.unique is not None:
+            position = self.unique.feed(self.unique.initial, text_bytes(text))
+            return position is not None and self.recognizer.is_accepting(position[0])
         return self.recognizer.accepts(text_bytes(text))
 
     def accepts_prefix(self, text: Union[str, bytes, bytearray]) -> bool:
         """Whether ``text`` can be extended into a complete sentence."""
+        if self.unique is not None:
+            return self.unique.feed(self.unique.initial, text_bytes(text)) is not None
         return self.recognizer.accepts_prefix(text_bytes(text))
 
     def min_completion_tokens(self, vocab: Vocabulary) -> int:

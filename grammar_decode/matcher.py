@@ -14,11 +14,13 @@ import numpy as np
 
 from .engine.completion import Completions
 from .engine.recognizer import Recognizer, State
+from .engine.unique import Position, UniqueItems
 from .errors import TokenRejected
 from .lru import HITS, VALUE
-from .masking.bitmask import bitmask_words
+from .masking.bitmask import bitmask_words, pack_mask
 from .masking.budget import ClosingBudget
 from .masking.masker import Masker
+from .masking.unique import unique_mask
 from .vocab import Vocabulary
 
 
@@ -39,6 +41,8 @@ class MaskSource(Protocol):
     recognizer: Recognizer
     completions: Completions
 
+    unique: UniqueItems | None
+
     def masker(self, vocab: Vocabulary) -> Masker: ...
 
     def budget(self, vocab: Vocabulary) -> ClosingBudget: ...
@@ -57,6 +61,9 @@ class Matcher:
         self._states: list[State] = [self._recognizer.initial]
         self._eos = frozenset(vocab.eos_token_ids)
         self.terminated = False
+        #: with unique array items: the exact stepping, and the position after each token
+        self._unique = grammar.unique
+        self._positions: list[Position] = [] if self._unique is None else [self._unique.initial]
 
     @property
     def state(self) -> State:
@@ -70,10 +77,12 @@ class Matcher:
         twin = Matcher.__new__(Matcher)
         twin.__dict__.update(self.__dict__)
         twin._states = list(self._states)
+        twin._positions = list(self._positions)
         return twin
 
     def reset(self) -> None:
         del self._states[1:]
+        del self._positions[1:]
         self.terminated = False
 
     def rollback(self, count: int) -> None:
@@ -87,6 +96,8 @@ class Matcher:
             count -= 1
         if count:
             del self._states[-count:]
+            if self._unique is not None:
+                del self._positions[-count:]
 
     def mask(self) -> np.ndarray:
         """Bool array of ``len(vocab)``, True where a token may come next; EOS only when the text
@@ -98,15 +109,22 @@ class Matcher:
         entry = self._mask_entries.get(state)
         if entry is not None:
             entry[HITS] += 1
-            return entry[VALUE]
-        return self._masker.mask(state)
+            mask = entry[VALUE]
+        else:
+            mask = self._masker.mask(state)
+        if self._unique is not None:
+            return unique_mask(self._unique, self._positions[-1], mask, self.vocab)
+        return mask
 
     def budget_mask(self, remaining_tokens: int) -> np.ndarray:
         """``mask()`` narrowed so that the text can still end within ``remaining_tokens`` tokens
         (see ``masking.budget``)."""
         if self.terminated:
             return np.zeros(len(self.vocab), dtype=bool)
-        return self._budget.narrow(self.state, remaining_tokens)
+        narrowed = self._budget.narrow(self.state, remaining_tokens)
+        if self._unique is not None:
+            return unique_mask(self._unique, self._positions[-1], narrowed, self.vocab)
+        return narrowed
 
     def min_completion_tokens(self) -> int:
         """Fewest tokens that spell the canonical completion from here (the closing budget's
@@ -130,7 +148,7 @@ class Matcher:
         if self.terminated:
             out[row, :] = 0
             return
-        out[row, :words] = self._masker.packed(self.state)
+        out[row, :words] = self._masker.packed(self.state) if self._unique is None else pack_mask(self.mask())
         out[row, words:] = 0
 
     def is_accepting(self) -> bool:
@@ -164,6 +182,14 @@ class Matcher:
         data = self.vocab.token_bytes(token)
         if not self._masker.ordinary[token]:
             raise TokenRejected(token, "a special token cannot be part of the text")
+        if self._unique is not None:
+            position = self._unique.feed(self._positions[-1], data)
+            if position is None:
+                raise TokenRejected(token, f"{data!r} is not allowed here (it would repeat an array item, or "
+                                           "is not allowed at all)")
+            self._positions.append(position)
+            self._states.append(position[0])
+            return
         nxt = self._recognizer.feed(self.state, data)
         if nxt is None:
             raise TokenRejected(token, f"{data!r} is not allowed here")

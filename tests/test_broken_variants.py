@@ -27,6 +27,9 @@ from grammar_decode.masking import masker as masker_module
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 from grammar_decode.masking.slices import StringSlice
+from grammar_decode.engine import unique as unique_engine
+from grammar_decode.masking import unique as unique_masks
+from grammar_decode.oracle.unique import reference_unique_mask
 
 
 ARRAY3 = {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
@@ -35,7 +38,9 @@ OPTIONAL = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"ty
 SHORT = {"type": "string", "maxLength": 3}
 PROBES = [(PERSON, [b'{"name":"Ann"', b'{"name":"Ann","age":1']), (ARRAY3, [b"[1,2", b"[1,2,3"]),
           (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab'])]
-TABLE = [(ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
+TAGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+UNIQUE_PROBES = [b'["",', b'["a","', b'["a","a']
+TABLE = [(TAGS, '["a","a"]', False), (TAGS, '["a","b"]', True), (ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
          (OPTIONAL, '{"b":"x"}', True), (OPTIONAL, '{"a":1,"b":"x"}', True)]
 
 
@@ -55,6 +60,16 @@ def failures(vocab: gd.Vocabulary) -> list[str]:
             if not np.array_equal(masker.mask(state), reference_mask(reference, vocab, prefix)):
                 found.append(f"mask differs from the reference after {prefix!r}")
         del matcher
+    grammar = gd.compile_json_schema(TAGS)
+    reference = ReferenceRecognizer(grammar.ir)
+    for prefix in UNIQUE_PROBES:
+        position = grammar.unique.feed(grammar.unique.initial, prefix)
+        if position is None:
+            found.append(f"{prefix!r} not viable")
+            continue
+        fast = unique_masks.unique_mask(grammar.unique, position, grammar.masker(vocab).mask(position[0]), vocab)
+        if not np.array_equal(fast, reference_unique_mask(reference, vocab, prefix)):
+            found.append(f"unique-items mask differs from the reference after {prefix!r}")
     for schema, text, expected in TABLE:
         if gd.compile_json_schema(schema, whitespace="compact").accepts(text) is not expected:
             found.append(f"accepts({text!r}) is not {expected}")
@@ -133,7 +148,20 @@ def counting_slice_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(StringSlice, "up_to", up_to)
 
 
+def unique_items_not_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens that end one array item and begin the next inside themselves are not replayed."""
+    monkeypatch.setattr(unique_masks, "unique_mask", lambda unique, position, mask, vocab: mask)
+
+
+def unique_values_not_taken_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An item lexeme begins with the values already written left in its language."""
+    monkeypatch.setattr(unique_engine.UniqueItems, "_start",
+                        lambda self, parse, frames: self.recognizer.lexer_start(parse))
+
+
 VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "unique items not replayed": unique_items_not_replayed,
+    "unique values not taken out": unique_values_not_taken_out,
     "clamped counter": clamped_counter,
     "dropped alternative": dropped_alternative,
     "wrong escape": wrong_escape,

@@ -97,6 +97,14 @@ class Lexer:
             found = self._starts[key] = self._intern([(lexeme, self.lexemes[lexeme]) for lexeme in key])
         return found
 
+    def without(self, state: int, lexeme: int, excluded: int) -> int:
+        """``state`` with the texts of ``excluded`` (an expression) taken out of ``lexeme``'s
+        remaining language: a new state (interned, so equal requests give equal states), or
+        ``DEAD`` when nothing remains at all. Used by ``engine.unique`` to keep an item from
+        repeating a value already written."""
+        pairs = [(l, self.exprs.difference(e, excluded) if l == lexeme else e) for l, e in self.pairs[state]]
+        return self._intern(pairs)
+
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
         row = self.rows[state]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, NamedTuple, Sequence
 
 from ..errors import GrammarError
 from ..limits import check_deadline
@@ -29,6 +29,18 @@ Alternative = tuple[Symbol, ...]
 
 def is_lexeme(symbol: Symbol) -> bool:
     return symbol >= 0
+
+
+class UniqueLexeme(NamedTuple):
+    """A lexeme whose texts are the items of an array with ``uniqueItems``: no two texts of it
+    written directly inside one array may denote the same value. ``value(text)`` is the value a
+    text denotes (the decoded JSON string); ``spellings(value)`` an expression for every text of
+    the lexeme that denotes ``value`` (each escaped spelling); ``delimiter`` the byte every text
+    begins and ends with (``"``)."""
+
+    value: Callable[[bytes], Hashable]
+    spellings: Callable[[Hashable], int]
+    delimiter: int
 
 
 class Grammar:
@@ -49,21 +61,26 @@ class Grammar:
         self.nesting: dict[int, tuple[int, int]] = {}
         #: Deepest nesting a text may reach (None: no limit); the parser enforces it exactly
         self.max_depth: int | None = None
+        #: Lexemes whose texts must be distinct values within the array that holds them
+        #: (``UniqueLexeme``); the matcher enforces it where such an item ends (``engine.unique``)
+        self.unique_items: dict[int, UniqueLexeme] = {}
 
     # -- building ------------------------------------------------------------------------------
 
-    def lexeme(self, expr: int, name: str = "") -> Symbol:
-        """The lexeme matching ``expr`` (one per distinct expression). ``expr`` must not match
-        the empty string; see ``token``."""
+    def lexeme(self, expr: int, name: str = "", distinct: bool = False) -> Symbol:
+        """The lexeme matching ``expr`` (one per distinct expression, unless ``distinct``: then a
+        new lexeme that shares no identity with others of the same expression, as a unique
+        item needs). ``expr`` must not match the empty string; see ``token``."""
         if self.exprs.nullable[expr]:
             raise GrammarError(f"lexeme {name or self.exprs.describe(expr)!r} matches the empty string")
-        found = self._lexeme_ids.get(expr)
+        found = None if distinct else self._lexeme_ids.get(expr)
         if found is not None:
             return found
         index = len(self.lexeme_exprs)
         self.lexeme_exprs.append(expr)
         self.lexeme_names.append(name or self.exprs.describe(expr)[:60])
-        self._lexeme_ids[expr] = index
+        if not distinct:
+            self._lexeme_ids[expr] = index
         return index
 
     def token(self, expr: int, name: str = "") -> Symbol:

@@ -569,6 +569,57 @@ class ExprSet(CountedIntersections):
         return unbounded and not any(self.kind[n] == REPEAT_KIND and self.args[n][2] is None  # type: ignore[index]
                                      for y in negated for n in self.subterms(y))
 
+    def is_infinite(self, item: int, fuel: int | None = None) -> bool:
+        """Whether ``item`` matches infinitely many strings: some derivative from which a
+        match is still reachable lies on a cycle of derivatives. One walk of every derivative
+        by byte class (at most ``fuel``, default ``Limits.regex_states``, else
+        ``RegexTooComplex``), then the live ones (reaching a nullable one) checked for a cycle
+        by peeling off those with no live successor left. Structural where ``item`` has no
+        ``&``/``¬``: an unbounded repeat of a non-empty language makes it infinite (if ``item``
+        matches anything)."""
+        if fuel is None:
+            fuel = active().regex_states
+        if item == NOTHING:
+            return False
+        edges: dict[int, set[int]] = {}
+        work = [item]
+        while work:
+            node = work.pop()
+            if node in edges:
+                continue
+            successors = edges[node] = set()
+            for block in self.byte_classes(node):
+                nxt = self.derivative(node, (block & -block).bit_length() - 1)
+                if nxt != NOTHING:
+                    successors.add(nxt)
+                    if nxt not in edges:
+                        work.append(nxt)
+            _explored(len(edges), fuel)
+        predecessors: dict[int, set[int]] = {node: set() for node in edges}
+        for node, successors in edges.items():
+            for nxt in successors:
+                predecessors[nxt].add(node)
+        live = {node for node in edges if self.nullable[node]}
+        work = list(live)
+        while work:
+            for before in predecessors[work.pop()]:
+                if before not in live:
+                    live.add(before)
+                    work.append(before)
+        # peel live nodes without a live successor; a cycle is what remains
+        remaining = {node: len(edges[node] & live) for node in live}
+        work = [node for node, count in remaining.items() if count == 0]
+        peeled = 0
+        while work:
+            node = work.pop()
+            peeled += 1
+            for before in predecessors[node]:
+                if before in remaining:
+                    remaining[before] -= 1
+                    if remaining[before] == 0:
+                        work.append(before)
+        return peeled < len(live)
+
     def _plain_member_shortest(self, item: int, fuel: int) -> bytes | None:
         """For ``item = p & ...`` with a plain member ``p`` (no ``&``/``¬``): ``p``'s
         shortest-then-least string when ``item`` matches it too (then it is ``item``'s as well,

@@ -2,8 +2,9 @@
 
 Keywords: ``prefixItems`` and ``items`` (2020-12), ``items`` as an array with
 ``additionalItems`` (drafts 4 to 2019-09), ``minItems``/``maxItems``, ``contains`` with
-``minContains`` and ``maxContains``, ``uniqueItems`` where at most one item is allowed or the
-items come from small finite sets (``_unique``).
+``minContains`` and ``maxContains``, ``uniqueItems`` where at most one item is allowed, the
+items come from small finite sets (``_unique``), or the items are strings (``_unique_strings``:
+checked by the matcher where each item ends, ``engine.unique``).
 
 The items are a finite automaton over (items written, matches of ``contains`` so far), both
 saturating where their bound stops mattering: the item at position ``i`` is the ``i``-th prefix
@@ -20,14 +21,15 @@ bounds the length. Large counts without a prefix or ``contains`` take O(log boun
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable
 
-from ...errors import SchemaError, UnsupportedSchemaError
+from ...errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
 from ...limits import active, check_deadline
-from ...ir.grammar import Grammar, Symbol
+from ...ir.grammar import Grammar, Symbol, UniqueLexeme
 from .disjoint import kinds, literals, view
 from .merge import Conjunction, item_positions, same_json
-from .keywords import SchemaCompiler, non_negative_int, pointer_join
+from .keywords import ANNOTATIONS, NOT_PATTERNS, NOT_STRINGS, SchemaCompiler, non_negative_int, pointer_join
 
 
 def positions(schema: dict[str, Any], pointer: str) -> tuple[list[tuple[Any, str]], Any, str]:
@@ -80,6 +82,11 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
     if high == 0:
         return [empty]
     if unique:
+        strings = None if prefix else _unique_strings(c, rest, rest_pointer)
+        if strings is not None:
+            if strings is False:  # no string passes the items' schema: only the empty array
+                return [empty] if low == 0 else []
+            return _counted(c, strings, low, high, pointer, empty)
         return _unique(c, pointer, prefix, (rest, rest_pointer), low, high, empty)
     if contains is not None and max(wanted, most or 0) > active().linear_items:
         if prefix or high is not None or low > max(wanted, 1):
@@ -163,6 +170,51 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
     if low == 0 and wanted == 0:
         out.append(empty)
     return out
+
+
+#: Keywords an items schema may hold for its strings to be checked unique as the matcher reads
+#: them (``_unique_strings``): the string lexeme's own, and annotations.
+_STRING_ITEM_KEYWORDS = frozenset({"type", "pattern", "minLength", "maxLength", "format"})
+
+
+def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str) -> Symbol | bool | None:
+    """Under ``uniqueItems``, items that are strings of one string lexeme (``type: string`` with
+    ``pattern``, ``format``, ``minLength``): a lexeme of its own for them, marked in
+    ``Grammar.unique_items`` so that the matcher keeps every item's value new
+    (``engine.unique``). The language must be infinite: then the values written never exhaust
+    it, and a comma always has a new item after it. False when no string passes; None when the
+    items are anything else (or drawn from a finite set, which ``_unique`` compiles).
+
+    Raises:
+        UnsupportedSchemaError: strings of a finite language (``maxLength``, ``format: date``).
+    """
+    s = view(rest, c.resolve, pointer)
+    if not isinstance(s, dict) or kinds(s) != {"string"} or finite_domain(c, s, pointer) is not None:
+        return None
+    if any(isinstance(k, str) and k not in _STRING_ITEM_KEYWORDS and k not in ANNOTATIONS for k in s) or \
+            any(not isinstance(k, str) and k not in (NOT_STRINGS, NOT_PATTERNS) for k in s):
+        return None
+    lexeme = c.string_lexeme(s, pointer)
+    if lexeme is None:
+        return False
+    g = c.grammar
+    try:
+        infinite = g.exprs.is_infinite(g.lexeme_exprs[lexeme])
+    except RegexTooComplex:
+        infinite = False
+    if not infinite:
+        # a finite language could run out of new values after a comma: a dead end the item
+        # check cannot see (enums of strings are compiled by ``_unique`` instead)
+        raise UnsupportedSchemaError("uniqueItems", pointer, "over strings of a finite language (maxLength, or a "
+                                                             "bounded pattern or format) that is not an enum")
+    item = g.lexeme(g.lexeme_exprs[lexeme], f"unique {g.lexeme_names[lexeme]}", distinct=True)
+    g.unique_items[item] = UniqueLexeme(value=_string_value, spellings=c.lex.all_spellings, delimiter=0x22)
+    return item
+
+
+def _string_value(text: bytes) -> str:
+    """The string a JSON string literal spells (escapes decoded)."""
+    return json.loads(text)
 
 
 def finite_domain(c: SchemaCompiler, schema: Any, pointer: str) -> list[Any] | None:

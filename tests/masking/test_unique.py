@@ -1,0 +1,100 @@
+"""Masks where array items must be unique (``uniqueItems`` over strings): the fast mask (masker,
+then ``masking.unique``) equals the independent reference (``oracle.unique``) bit for bit, and
+random-logits documents validate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import grammar_decode as gd
+from grammar_decode.masking.unique import unique_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
+from grammar_decode.oracle.unique import reference_unique_mask
+from helpers import REFERENCE_VOCABS, assert_random_documents_validate, require
+
+require("regex")
+
+TAGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+NAMED = {"type": "object", "properties": {"name": {"type": "string"}, "tags": TAGS}, "required": ["tags"]}
+FEW = {"type": "array", "items": {"type": "string", "pattern": "^(a|b|c+)$"}, "uniqueItems": True, "maxItems": 4}
+
+
+def _few_values() -> list[str]:
+    return ["a", "b"] + ["c" * k for k in range(1, 12)]
+
+
+#: (schema, values the items' language holds when a finite list decides aliveness, prefixes)
+CASES = {
+    "tags": (TAGS, None, ["[", '["a"', '["a",', '["a","', '["a","a', '["a", "b', '["",', '["","', '["a","b","']),
+    "named": (NAMED, None, ['{"name":"a","tags":["a"', '{"name":"a","tags":["a",', '{"tags":["x","']),
+    "few": (FEW, _few_values, ["[", '["a",', '["a","', '["a","b","', '["a","b","c","', '["c","']),
+}
+
+
+def _fast_mask(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, prefix: bytes) -> np.ndarray:
+    unique = grammar.unique
+    position = unique.feed(unique.initial, prefix)
+    assert position is not None, prefix
+    return unique_mask(unique, position, grammar.masker(vocab).mask(position[0]), vocab)
+
+
+@pytest.mark.parametrize("vocab_name", REFERENCE_VOCABS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_masks_equal_the_reference(request, name: str, vocab_name: str) -> None:
+    vocab = request.getfixturevalue(vocab_name)
+    schema, values, prefixes = CASES[name]
+    grammar = gd.compile_json_schema(schema)
+    reference = ReferenceRecognizer(grammar.ir)
+    for prefix in prefixes:
+        data = prefix.encode()
+        fast = _fast_mask(grammar, vocab, data)
+        slow = reference_unique_mask(reference, vocab, data, values)
+        differ = np.flatnonzero(fast != slow)
+        assert len(differ) == 0, (prefix, [(vocab.token_bytes(int(i)), bool(fast[i])) for i in differ[:8]])
+
+
+def test_the_matcher_masks_what_the_fast_mask_says(gpt2: gd.Vocabulary) -> None:
+    grammar = gd.compile_json_schema(TAGS)
+    matcher = grammar.matcher(gpt2)
+    for text in [b"[", b'"', b"a", b'"', b",", b'"']:
+        matcher.advance(gpt2.ids_by_bytes()[text][0])
+    expected = _fast_mask(grammar, gpt2, b'["a","')
+    assert np.array_equal(matcher.mask(), expected)
+    a_close = gpt2.ids_by_bytes()[b'a"'][0] if b'a"' in gpt2.ids_by_bytes() else None
+    matcher.advance(gpt2.ids_by_bytes()[b"a"][0])
+    with pytest.raises(gd.TokenRejected):
+        matcher.advance(gpt2.ids_by_bytes()[b'"'][0])  # "a" again
+    assert not matcher.mask()[gpt2.ids_by_bytes()[b'"'][0]]
+    if a_close is not None:
+        matcher.rollback(1)
+        assert not matcher.mask()[a_close]
+    bitmask = np.zeros((1, gd.bitmask_words(len(gpt2))), dtype=np.int32)
+    matcher.fill_bitmask(bitmask)
+    unpacked = np.unpackbits(bitmask.view(np.uint8), bitorder="little")[:len(gpt2)].astype(bool)
+    assert np.array_equal(unpacked, matcher.mask())
+
+
+@pytest.mark.parametrize("schema", [TAGS, NAMED, FEW, {"type": "array", "items": {"type": "string", "format": "email"},
+                                                         "uniqueItems": True, "minItems": 3, "maxItems": 6}])
+def test_random_documents_validate(schema: dict, gpt2: gd.Vocabulary) -> None:
+    assert_random_documents_validate(schema, gpt2, seeds=4, max_tokens=160)
+
+
+@pytest.mark.parametrize("schema,accepted,rejected", [
+    (TAGS, ['[]', '["a"]', '["a","b"]', '["a", "\\u0062"]'], ['["a","a"]', '["a","\\u0061"]', '["a","b","a"]']),
+    (NAMED, ['{"name":"x","tags":["x"]}', '{"tags":[]}'], ['{"tags":["x","x"]}']),
+    (FEW, ['["a","b","c","cc"]', '["ccc"]'], ['["a","b","a"]', '["c","c"]', '["a","b","c","cc","ccc"]']),
+])
+def test_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
+    grammar = gd.compile_json_schema(schema)
+    for text in accepted:
+        assert grammar.accepts(text), text
+    for text in rejected:
+        assert not grammar.accepts(text), text
+    assert not grammar.accepts_prefix('["a","b","a"') or schema is NAMED
+
+
+def test_a_finite_language_is_refused() -> None:
+    with pytest.raises(gd.UnsupportedSchemaError, match="finite language"):
+        gd.compile_json_schema({"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True})

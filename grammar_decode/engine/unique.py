@@ -55,6 +55,7 @@ class UniqueItems:
         self.nesting = {lexeme: net for lexeme, (net, _peak) in grammar.nesting.items() if net}
         self._holds: dict[int, frozenset[int]] = {}
         self._without: dict[tuple[int, frozenset[tuple[int, Hashable]]], int] = {}
+        self._spellings: dict[tuple[int, Hashable], int] = {}
         lex, parse, fresh = recognizer.initial
         frames: Frames = (frozenset(),)
         self.initial: Position = (recognizer.initial, frames, b"" if self._items_in(lex) else None)
@@ -98,13 +99,22 @@ class UniqueItems:
             found = base
             for lexeme in sorted({p[0] for p in relevant}):
                 spec = self.items[lexeme]
-                excluded = self.lexer.exprs.alt(*(spec.spellings(v) for l, v in relevant if l == lexeme))
+                excluded = self.lexer.exprs.alt(*(self._spelled(lexeme, spec, v) for l, v in relevant if l == lexeme))
                 found = self.lexer.without(found, lexeme, excluded)
                 if found == DEAD:
                     break
             if len(self._without) >= _MEMO_ENTRIES:
                 self._without.clear()
             self._without[key] = found
+        return found
+
+    def _spelled(self, lexeme: int, spec: UniqueLexeme, value: Hashable) -> int:
+        key = (lexeme, value)
+        found = self._spellings.get(key)
+        if found is None:
+            if len(self._spellings) >= _MEMO_ENTRIES:
+                self._spellings.clear()
+            found = self._spellings[key] = spec.spellings(value)
         return found
 
     def step(self, position: Position, byte: int) -> Optional[Position]:

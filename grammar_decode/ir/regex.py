@@ -27,7 +27,7 @@ import threading
 from collections import deque
 
 import numpy as np
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..limits import active, check_deadline
 from ..errors import RegexTooComplex
@@ -68,6 +68,7 @@ class ExprSet(CountedIntersections):
         self._empty: dict[int, bool] = {}
         self._first: dict[int, int] = {}
         self._boolean: dict[int, bool] = {}
+        self._unbounded: dict[int, bool] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
         self._split_sets: dict[int, frozenset[int]] = {}
         self._min: dict[int, int | None] = {}
@@ -276,8 +277,11 @@ class ExprSet(CountedIntersections):
             return self._literal_from(data, start + 1) if data[start] == byte else NOTHING
         if kind == CONCAT_KIND:
             head, rest = args[0], args[1:]  # type: ignore[index]
+            derived = self.derivative(head, byte)
+            if derived == NOTHING and not self.nullable[head]:
+                return NOTHING  # without building the tail (O(length) for a long concatenation)
             tail = self.concat(*rest)
-            first = self.concat(self.derivative(head, byte), tail)
+            first = self.concat(derived, tail)
             if self.nullable[head]:
                 return self.alt(first, self.derivative(tail, byte))
             return first
@@ -449,7 +453,49 @@ class ExprSet(CountedIntersections):
         return found
 
     def _has_boolean(self, item: int) -> bool:
-        return any(self.kind[n] in (AND_KIND, NOT_KIND) for n in self.subterms(item))
+        return self._somewhere(item, self._boolean, lambda node: self.kind[node] in (AND_KIND, NOT_KIND))
+
+    def has_unbounded_repeat(self, item: int) -> bool:
+        """Whether a repeat with no upper bound occurs in ``item``. Memoised per node."""
+        found = self._unbounded.get(item)
+        if found is None:
+            found = self._somewhere(item, self._unbounded, lambda node: self.kind[node] == REPEAT_KIND
+                                    and self.args[node][2] is None)  # type: ignore[index]
+        return found
+
+    def _children(self, node: int) -> tuple[int, ...]:
+        kind = self.kind[node]
+        args = self.args[node]
+        if kind in (CONCAT_KIND, OR_KIND, AND_KIND):
+            return args  # type: ignore[return-value]
+        if kind == NOT_KIND:
+            return (args,)  # type: ignore[return-value]
+        if kind == REPEAT_KIND:
+            return (args[0],)  # type: ignore[index]
+        return ()
+
+    def _somewhere(self, item: int, table: dict[int, bool], test: Callable[[int], bool]) -> bool:
+        """Whether ``test`` holds at some node under ``item``, memoised per node in ``table``
+        bottom-up (iteratively: deep concatenations must not hit the recursion limit), so a new
+        node over known ones costs its children only."""
+        stack = [item]
+        while stack:
+            node = stack[-1]
+            if node in table:
+                stack.pop()
+                continue
+            if test(node):
+                table[node] = True
+                stack.pop()
+                continue
+            children = self._children(node)
+            missing = [c for c in children if c not in table]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            table[node] = any(table[c] for c in children)
+        return table[item]
 
     def is_empty(self, item: int, fuel: int | None = None) -> bool:
         """Whether ``item`` matches nothing at all. Structural without ``&``/``¬``; otherwise a
@@ -564,10 +610,7 @@ class ExprSet(CountedIntersections):
         negated = [self.args[m] for m in self.args[item] if self.kind[m] == NOT_KIND]  # type: ignore[union-attr]
         if len(positive) != 1 or self.has_boolean(positive[0]) or any(self.has_boolean(n) for n in negated):
             return False
-        unbounded = any(self.kind[n] == REPEAT_KIND and self.args[n][2] is None  # type: ignore[index]
-                        for n in self.subterms(positive[0]))
-        return unbounded and not any(self.kind[n] == REPEAT_KIND and self.args[n][2] is None  # type: ignore[index]
-                                     for y in negated for n in self.subterms(y))
+        return self.has_unbounded_repeat(positive[0]) and not any(self.has_unbounded_repeat(y) for y in negated)
 
     def is_infinite(self, item: int, fuel: int | None = None) -> bool:
         """Whether ``item`` matches infinitely many strings: some derivative from which a

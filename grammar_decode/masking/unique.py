@@ -4,12 +4,17 @@ a value (``engine.unique`` has the argument).
 The masker walks a token's bytes from the position's recognizer state, so every byte of the
 current lexeme is judged exactly (the lexer state there already excludes the values written).
 What it cannot see: a token that begins an item inside itself, after a lexeme boundary, in an
-array that holds values by then: the walk begins that item from the lexer's plain state. With no
-value in the innermost array yet, the token must first close an item (one delimiter, ``"``) and
-then open the next (a second); with values there already, opening one (one delimiter) is
-enough. A token with no delimiter neither opens nor closes an item, and the current item's bytes
-are judged exactly. So the tokens of the mask holding two delimiters, or one where the innermost
-array holds values, and only those, are replayed through the exact stepping
+array that holds values by then: the walk begins that item from the lexer's plain state. An item
+begun by the token's first byte at a boundary starts from the position's own lexer state, which
+already excludes the values written; bytes of the current item are judged exactly too. So a
+token needs a second look only if, counting its item delimiters (``"``):
+
+* inside an item: it holds two (the first closes the item, the second opens the next);
+* at a boundary with values written in the innermost array: it holds one past its first byte
+  (`` "a`` opens an item after the whitespace lexeme);
+* at a boundary with none written yet: it holds three (open, close, open one that must be new).
+
+Those tokens of the mask, and only those, are replayed through the exact stepping
 (``UniqueItems.feed``), and the ones that fail are dropped. Cost per mask in such an
 array: one replay of at most ``len(token)`` steps per candidate (tokens holding a ``"``: ~2-3 % of
 a vocabulary), nothing elsewhere.
@@ -28,10 +33,16 @@ from ..vocab import Vocabulary
 def unique_mask(unique: UniqueItems, position: Position, mask: np.ndarray, vocab: Vocabulary) -> np.ndarray:
     """``mask`` less the tokens that would write a value twice in one array or lead where every
     completion would. ``mask`` is read, never written."""
-    holding = vocab.derived(("unique item delimiters", unique.delimiters),
-                            functools.partial(delimiter_counts, delimiters=unique.delimiters))
-    _state, frames, _item = position
-    candidates = np.flatnonzero(mask & (holding >= (1 if frames[-1] else 2)))
+    total, later = vocab.derived(("unique item delimiters", unique.delimiters),
+                                 functools.partial(delimiter_counts, delimiters=unique.delimiters))
+    _state, frames, item = position
+    if item:  # inside an item: its first delimiter closes it, exactly; a second one opens the next
+        needs = total >= 2
+    elif frames[-1]:  # values written: a delimiter after a boundary inside the token opens an item
+        needs = later >= 1
+    else:  # none yet: open (perhaps at once, exactly), close, then open one that must be new
+        needs = total >= 3
+    candidates = np.flatnonzero(mask & needs)
     if not len(candidates):
         return mask
     out = mask.copy()
@@ -41,10 +52,13 @@ def unique_mask(unique: UniqueItems, position: Position, mask: np.ndarray, vocab
     return out
 
 
-def delimiter_counts(vocab: Vocabulary, delimiters: tuple[int, ...]) -> np.ndarray:
-    """How many item delimiters each ordinary token holds (0 for special tokens). O(vocabulary)."""
-    counts = np.zeros(len(vocab), dtype=np.int32)
+def delimiter_counts(vocab: Vocabulary, delimiters: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per ordinary token: how many item delimiters it holds, and how many past its first byte
+    (0 for special tokens). O(vocabulary)."""
+    total = np.zeros(len(vocab), dtype=np.int32)
+    later = np.zeros(len(vocab), dtype=np.int32)
     for token in np.flatnonzero(vocab.ordinary_mask()).tolist():
         data = vocab.token_bytes(token)
-        counts[token] = sum(data.count(d) for d in delimiters)
-    return counts
+        total[token] = sum(data.count(d) for d in delimiters)
+        later[token] = sum(data.count(d, 1) for d in delimiters)
+    return total, later

@@ -20,6 +20,9 @@ NAMED = {"type": "object", "properties": {"name": {"type": "string"}, "tags": TA
 FEW = {"type": "array", "items": {"type": "string", "pattern": "^(a|b|c+)$"}, "uniqueItems": True, "maxItems": 4}
 
 
+ENUM = {"type": "array", "items": {"enum": list("abcdef")}, "uniqueItems": True}  # past the grammar's 4 values
+
+
 def _few_values() -> list[str]:
     return ["a", "b"] + ["c" * k for k in range(1, 12)]
 
@@ -28,6 +31,8 @@ def _few_values() -> list[str]:
 CASES = {
     "tags": (TAGS, None, ["[", '["a"', '["a",', '["a","', '["a","a', '["a", "b', '["",', '["","', '["a","b","']),
     "named": (NAMED, None, ['{"name":"a","tags":["a"', '{"name":"a","tags":["a",', '{"tags":["x","']),
+    "enum": (ENUM, lambda: list("abcdef"), ["[", '["a",', '["a","', '["a","b","c","d","e",', '["a","b","c","d","e","f"',
+                                             '["f","e"']),
     "few": (FEW, _few_values, ["[", '["a",', '["a","', '["a","b","', '["a","b","c","', '["c","']),
 }
 
@@ -85,6 +90,7 @@ def test_random_documents_validate(schema: dict, gpt2: gd.Vocabulary) -> None:
     (TAGS, ['[]', '["a"]', '["a","b"]', '["a", "\\u0062"]'], ['["a","a"]', '["a","\\u0061"]', '["a","b","a"]']),
     (NAMED, ['{"name":"x","tags":["x"]}', '{"tags":[]}'], ['{"tags":["x","x"]}']),
     (FEW, ['["a","b","c","cc"]', '["ccc"]'], ['["a","b","a"]', '["c","c"]', '["a","b","c","cc","ccc"]']),
+    (ENUM, ['["a","b","c","d","e","f"]', '["f"]', "[]"], ['["a","b","c","d","e","f","a"]', '["a","a"]', '["g"]']),
 ])
 def test_languages(schema: dict, accepted: list[str], rejected: list[str]) -> None:
     grammar = gd.compile_json_schema(schema)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from ...errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
+from ...errors import RegexTooComplex, UnsupportedSchemaError
 from ...limits import active, check_deadline
 from ...ir.grammar import Grammar, Symbol, UniqueLexeme
 from .disjoint import kinds, literals, view
@@ -44,8 +44,9 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
     lex = c.lex
     low = non_negative_int(schema, "minItems", pointer) or 0
     high = non_negative_int(schema, "maxItems", pointer)
-    if high is not None and high < low:
-        raise SchemaError(f"minItems {low} exceeds maxItems {high}", pointer)
+    if high is not None and high < low:  # a valid schema that admits no array
+        c.empty_reasons.append((pointer, f"minItems {low} exceeds maxItems {high}"))
+        return []
     prefix, rest, rest_pointer = positions(schema, pointer)
     # a position whose schema is false ends the array before it
     for index, (sub, _where) in enumerate(prefix):
@@ -82,9 +83,14 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
     if high == 0:
         return [empty]
     if unique:
-        strings = None if prefix else _unique_strings(c, rest, rest_pointer)
+        strings, distinct = (None, None) if prefix else _unique_strings(c, rest, rest_pointer)
         if strings is not None:
-            if strings is False:  # no string passes the items' schema: only the empty array
+            if distinct is not None:  # n distinct values: at most n items, so a comma always has a new one
+                high = distinct if high is None else min(high, distinct)
+                if high < low:
+                    c.empty_reasons.append((pointer, f"uniqueItems over {distinct} values, minItems {low}"))
+                    return []
+            if strings is False or high == 0:  # no item can be written: only the empty array
                 return [empty] if low == 0 else []
             return _counted(c, strings, low, high, pointer, empty)
         return _unique(c, pointer, prefix, (rest, rest_pointer), low, high, empty)
@@ -177,39 +183,63 @@ def _linear(c: SchemaCompiler, pointer: str, prefix: list[tuple[Any, str]], rest
 _STRING_ITEM_KEYWORDS = frozenset({"type", "pattern", "minLength", "maxLength", "format"})
 
 
-def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str) -> Symbol | bool | None:
-    """Under ``uniqueItems``, items that are strings of one string lexeme (``type: string`` with
-    ``pattern``, ``format``, ``minLength``): a lexeme of its own for them, marked in
-    ``Grammar.unique_items`` so that the matcher keeps every item's value new
-    (``engine.unique``). The language must be infinite: then the values written never exhaust
-    it, and a comma always has a new item after it. False when no string passes; None when the
-    items are anything else (or drawn from a finite set, which ``_unique`` compiles).
+#: Up to this many distinct string values, ``uniqueItems`` over an enum is a grammar (a state per
+#: set of values written, ``_unique``); past it, the matcher's item check (no 2^n states).
+_ENUM_GRAMMAR_VALUES = 4
+
+
+def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str) -> tuple[Symbol | bool | None, int | None]:
+    """Under ``uniqueItems``, items that are strings of one lexeme: a lexeme of its own for
+    them, marked in ``Grammar.unique_items`` so that the matcher keeps every item's value new
+    (``engine.unique``), and the number of values when there are finitely many. Two kinds:
+
+    * ``type: string`` with ``pattern``, ``format``, ``minLength``: the language must be
+      infinite, so written values never exhaust it and a comma always has a new item after it;
+    * an ``enum``/``const`` of more than ``_ENUM_GRAMMAR_VALUES`` strings: n values, so the
+      caller caps the items at n, and below n a new value remains.
+
+    (False, n) when no string passes; (None, None) when the items are anything else, or a
+    small enum, which ``_unique`` compiles as a grammar.
 
     Raises:
-        UnsupportedSchemaError: strings of a finite language (``maxLength``, ``format: date``).
+        UnsupportedSchemaError: strings of a finite language that is not an enum (``maxLength``,
+            ``format: date``).
     """
     s = view(rest, c.resolve, pointer)
-    if not isinstance(s, dict) or kinds(s) != {"string"} or finite_domain(c, s, pointer) is not None:
-        return None
-    if any(isinstance(k, str) and k not in _STRING_ITEM_KEYWORDS and k not in ANNOTATIONS for k in s) or \
-            any(not isinstance(k, str) and k not in (NOT_STRINGS, NOT_PATTERNS) for k in s):
-        return None
-    lexeme = c.string_lexeme(s, pointer)
-    if lexeme is None:
-        return False
+    if not isinstance(s, dict) or kinds(s) != {"string"}:
+        return None, None
     g = c.grammar
-    try:
-        infinite = g.exprs.is_infinite(g.lexeme_exprs[lexeme])
-    except RegexTooComplex:
-        infinite = False
-    if not infinite:
-        # a finite language could run out of new values after a comma: a dead end the item
-        # check cannot see (enums of strings are compiled by ``_unique`` instead)
-        raise UnsupportedSchemaError("uniqueItems", pointer, "over strings of a finite language (maxLength, or a "
-                                                             "bounded pattern or format) that is not an enum")
-    item = g.lexeme(g.lexeme_exprs[lexeme], f"unique {g.lexeme_names[lexeme]}", distinct=True)
+    domain = finite_domain(c, s, pointer)
+    if domain is not None:
+        if any(isinstance(k, str) and k not in ("enum", "const", "type") and k not in ANNOTATIONS for k in s) or \
+                any(not isinstance(k, str) for k in s):
+            return None, None
+        values = [v for v in domain if isinstance(v, str)]
+        if len(values) <= _ENUM_GRAMMAR_VALUES:
+            return None, None
+        expr = g.exprs.alt(*(c.lex.all_spellings(v) for v in values))
+        count: int | None = len(values)
+    else:
+        if any(isinstance(k, str) and k not in _STRING_ITEM_KEYWORDS and k not in ANNOTATIONS for k in s) or \
+                any(not isinstance(k, str) and k not in (NOT_STRINGS, NOT_PATTERNS) for k in s):
+            return None, None
+        lexeme = c.string_lexeme(s, pointer)
+        if lexeme is None:
+            return False, 0
+        expr = g.lexeme_exprs[lexeme]
+        try:
+            infinite = g.exprs.is_infinite(expr)
+        except RegexTooComplex:
+            infinite = False
+        if not infinite:
+            # a finite language could run out of new values after a comma: a dead end the item
+            # check cannot see (enums of strings are counted instead)
+            raise UnsupportedSchemaError("uniqueItems", pointer, "over strings of a finite language (maxLength, "
+                                                                 "or a bounded pattern or format) that is not an enum")
+        count = None
+    item = g.lexeme(expr, f"unique items at {pointer or '/'}", distinct=True)
     g.unique_items[item] = UniqueLexeme(value=_string_value, spellings=c.lex.all_spellings, delimiter=0x22)
-    return item
+    return item, count
 
 
 def _string_value(text: bytes) -> str:

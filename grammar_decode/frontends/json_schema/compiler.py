@@ -88,6 +88,10 @@ _REFUSED = {
                        "annotation: name that draft to read it so)",
 }
 
+#: Disjointness proofs one distributed ``allOf`` may spend pruning its product (each ~15 µs):
+#: past it the ``allOf`` is refused rather than compiled slowly.
+_PRODUCT_PROOFS = 20_000
+
 #: Keywords ``merge`` cannot combine across the parts of a conjunction: where two parts hold one,
 #: those parts are rewritten into ``anyOf``/``allOf`` first (``_rewrite_clashes``).
 _CLASHING = ("if", "oneOf", "not", "dependentSchemas", "dependencies")
@@ -115,6 +119,24 @@ def _is_json(value: Any) -> bool:
     if isinstance(value, dict):
         return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
     return False
+
+
+def _type_judge(types: list[str]) -> Callable[[bytes], bool]:
+    """Whether a literal's spelling is one the value lexemes of ``types`` write: its JSON type
+    (``1.0`` is no integer spelling: an integer is written without a fraction). What the grammar
+    of a sibling ``type`` alone would accept, without compiling one."""
+    def judge(spelling: bytes) -> bool:
+        value = json.loads(spelling)
+        for name in types:
+            if name == "null" and value is None or name == "boolean" and isinstance(value, bool) \
+                    or name == "string" and isinstance(value, str) or name == "array" and isinstance(value, list) \
+                    or name == "object" and isinstance(value, dict):
+                return True
+            if name in ("integer", "number") and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and (name == "number" or isinstance(value, int)):
+                return True
+        return False
+    return judge
 
 
 def _has_object(value: Any) -> bool:
@@ -459,18 +481,14 @@ class JsonSchemaCompiler:
             self.refs.alias(found, part.schema)
         return found
 
-    def _disjoint_beside(self, start: list[Any], one: Any, other: Any, pointer: str) -> bool:
-        """Whether no value passes ``start`` and both ``one`` and ``other``: a proof about the two
-        branches alone, else about each conjoined with ``start`` (which may require the key
-        they discriminate on). False when neither proof goes through."""
-        if disjoint(one, other, self.resolve, pointer):
-            return True
-        if not start:
-            return False
+    def _beside(self, start: list[Any], branch: Any, pointer: str) -> Any:
+        """``branch`` merged with the rest of the conjunction (``start``): a schema for the
+        proofs, False when that admits nothing, None when it does not merge."""
         try:
-            return disjoint(Conjunction(start + [one]), Conjunction(start + [other]), self.resolve, pointer)
-        except UnsupportedSchemaError:  # start does not merge: no proof
-            return False
+            flat = flatten(start + [branch], self.resolve, pointer)
+            return flat if isinstance(flat, bool) else merge(flat, pointer)
+        except (UnsupportedSchemaError, SchemaError):
+            return None
 
     def _distributed(self, parts: list[Part], holders: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
         """A conjunction some of whose parts hold ``anyOf``: A and (B1 or B2) and (C1 or C2) as
@@ -485,14 +503,45 @@ class JsonSchemaCompiler:
             choices.append([(i, holder, branch) for i, branch in enumerate(branches)])
         limit = active().all_of_terms
         start = [self._part_view(p) for p in others]
+        # per branch, once: proved apart from the rest alone, and merged with it (two branches
+        # on a key the rest requires are apart only beside it)
+        proofs = [0]
+
+        def too_many() -> UnsupportedSchemaError:
+            return UnsupportedSchemaError("allOf", pointer, f"the anyOf branches of its conjuncts need more than "
+                                                            f"{_PRODUCT_PROOFS} disjointness proofs to combine")
+
+        def proved(one: Any, other: Any) -> bool:
+            proofs[0] += 1
+            if proofs[0] > _PRODUCT_PROOFS:
+                raise too_many()
+            if not proofs[0] & 255:
+                check_deadline()
+            return disjoint(one, other, self.resolve, pointer)
+
+        alone = {id(c[2]): any(proved(s, c[2]) for s in start) for options in choices for c in options}
+        beside = {id(c[2]): self._beside(start, c[2], pointer) for options in choices for c in options}
+        apart: dict[tuple[int, int], bool] = {}
+
+        def disjoint_pair(one: Any, other: Any) -> bool:
+            key = (id(one), id(other))
+            found = apart.get(key)
+            if found is None:
+                found = proved(one, other)
+                a, b = beside[id(one)], beside[id(other)]
+                if not found and a is not None and b is not None:
+                    found = a is False or b is False or proved(a, b)
+                apart[key] = found
+            return found
+
         terms: list[list[tuple[int, Part, Any]]] = [[]]
         for options in choices:
             grown = []
             for term in terms:
                 for choice in options:
                     branch = choice[2]
-                    if any(disjoint(s, branch, self.resolve, pointer) for s in start) or \
-                            any(self._disjoint_beside(start, c[2], branch, pointer) for c in term):
+                    if alone[id(branch)] or beside[id(branch)] is False or \
+                            any(disjoint_pair(c[2], branch) for c in term):
                         continue  # "type": "string" and "const": 1, say
                     grown.append(term + [choice])
                     if len(grown) > limit:
@@ -565,7 +614,11 @@ class JsonSchemaCompiler:
             siblings["enum"] = schema["enum"]
         self.refs.alias(siblings, schema)
         constrained = any(k not in ANNOTATIONS for k in siblings)
-        judge = self._sibling_judge(siblings, pointer, any(_has_object(v) for v in values)) if constrained else None
+        if constrained and all(k == "type" or k in ANNOTATIONS for k in siblings):
+            judge: Callable[[bytes], bool] | None = _type_judge(declared_types(siblings, pointer) or list(TYPES))
+        else:
+            judge = self._sibling_judge(siblings, pointer, any(_has_object(v) for v in values)) if constrained \
+                else None
         out = []
         for value in values:
             try:

@@ -152,19 +152,18 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
     unevaluated: dict[Any, Any] = {}  # UNEVALUATED_* -> schema, from the one part that holds them
     arrays: list[tuple[list[Any], Any]] = []  # (prefix, rest) of each part that constrains items
     literals: list[Any] | None = None
-    closed: list[set[str]] = []  # the keys each additionalProperties: false side allows
+    closed: list[tuple[set[str], Any]] = []  # per side with additionalProperties: its names, its value
     for part in parts:
         items = dict(part.items())
         for keyword in ("exclusiveMinimum", "exclusiveMaximum"):
             if isinstance(items.get(keyword), bool) and len(parts) > 1:
                 raise refuse(keyword, "the draft-4 boolean form")
         if items.get("additionalProperties", True) is not True and len(parts) > 1:
-            if items["additionalProperties"] is not False:
-                raise refuse("additionalProperties", "a schema value (it applies to the keys its own side does "
-                                                     "not name)")
             if items.get("patternProperties"):
-                raise refuse("additionalProperties", "false next to patternProperties")
-            closed.append(set(items.get("properties", {})))
+                raise refuse("additionalProperties", f"{'false' if items['additionalProperties'] is False else 'a schema'}"
+                                                     " next to patternProperties")
+            properties = items.get("properties", {})
+            closed.append((set(properties) if isinstance(properties, dict) else set(), items["additionalProperties"]))
         if "const" in items or "enum" in items:
             values = [items["const"]] if "const" in items else list(items["enum"])
             if "const" in items and "enum" in items:
@@ -206,9 +205,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                     props[key] = Conjunction((props[key], sub)) if key in props else sub
                 out["properties"] = props
             elif keyword == "additionalProperties":
-                if not isinstance(mine, bool) or not isinstance(value, bool):
-                    raise refuse(keyword, "a schema value (it applies to the keys its own side does not name)")
-                out[keyword] = mine and value
+                out[keyword] = value  # every side's: combined with the names below (``closed``)
             elif keyword in ("patternProperties", "dependentRequired", "dependencies"):
                 # each pattern (each dependency) holds on its own: the conjunction has them all
                 both_maps = dict(mine)
@@ -276,12 +273,22 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             return False
         out["enum"] = literals
     if closed:
+        # a side with additionalProperties A and names N holds A on every key outside N: on a key
+        # another side names, and on every key no side names (what the merged
+        # additionalProperties governs, as no side has patternProperties)
         if out.get("patternProperties"):
-            raise refuse("additionalProperties", "false on one side, patternProperties on another")
-        allowed = set.intersection(*closed)
-        out["additionalProperties"] = False
-        out["properties"] = {k: v for k, v in out.get("properties", {}).items() if k in allowed}
-        for key in out.get("required", []):
-            if key not in allowed:
-                out["properties"][key] = False  # required, yet no side that closes objects allows it: no object passes
+            raise refuse("additionalProperties", "on one side, patternProperties on another")
+        properties = dict(out.get("properties", {}))
+        for key in list(properties) + [k for k in out.get("required", []) if k not in properties]:
+            extra = [rest for names, rest in closed if key not in names]
+            if not extra:
+                continue
+            if any(rest is False for rest in extra):
+                properties[key] = False  # no object passes with it (the key stays out, or none passes)
+            else:
+                properties[key] = Conjunction(([properties[key]] if key in properties else []) + extra)
+        out["properties"] = properties
+        rests = [rest for _names, rest in closed]
+        out["additionalProperties"] = False if any(r is False for r in rests) else \
+            (rests[0] if len(rests) == 1 else Conjunction(rests))
     return out

@@ -238,7 +238,9 @@ class ObjectBuilder:
         for inner in (joined, joined + b"_", b"_" + joined):
             if self.exprs.matches(expr, b'"' + inner + b'"'):
                 return False
-        return self.exprs.is_empty(expr)
+        # a region is an intersection of searches and their complements: each question gets a
+        # tenth of the usual search (RegexTooComplex refuses the patternProperties)
+        return self.exprs.is_empty(expr, max(1, active().regex_states // 10))
 
     def _other_keys(self, names: list[str], key_expr: int, patterns: dict[str, Any],
                     additional: Any) -> list[tuple[Symbol, Symbol]]:

@@ -52,7 +52,7 @@ from ...ir.grammar import Grammar, Symbol
 from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
-from .keywords import (ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, UNEVALUATED_ITEMS,
+from .keywords import (ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, UNEVALUATED_ITEMS,
                        UNEVALUATED_PROPERTIES, non_negative_int, pointer_join)
 from .merge import (Conjunction, Part, Patterns,
                          flatten, key_of, merge)
@@ -68,7 +68,7 @@ from ..regex import Dialect, translate
 #: Keywords that constrain one type only (the others pass them by).
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
-                         "minProperties", "maxProperties", "dependentRequired", "dependencies"}),
+                         "minProperties", "maxProperties", "dependentRequired", "dependencies", SIDES}),
     "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
                         "maxContains", "uniqueItems"}),
     "string": frozenset({"pattern", "minLength", "maxLength", "format"}),

@@ -22,6 +22,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from ...errors import UnsupportedSchemaError
 from .keywords import Resolve
 from .merge import Conjunction, flatten, merge, same_json
 from .numbers import bounds
@@ -87,7 +88,10 @@ def disjoint(a: Any, b: Any, resolve: Resolve, pointer: str, depth: int = 0) -> 
     """True when no JSON value passes both ``a`` and ``b`` (proved, see the module docstring)."""
     if depth > 8:
         return False
-    a, b = view(a, resolve, pointer), view(b, resolve, pointer)
+    try:
+        a, b = view(a, resolve, pointer), view(b, resolve, pointer)
+    except UnsupportedSchemaError:  # a conjunction that does not merge: nothing proved
+        return False
     for one, other in ((a, b), (b, a)):
         if isinstance(one, dict) and isinstance(one.get("anyOf"), list):
             rest = {k: v for k, v in one.items() if k != "anyOf"}

@@ -52,7 +52,12 @@ NOT_INTEGRAL = Marker("not integral")
 #: merge of its own conjunction, whose keywords are what evaluates.
 UNEVALUATED_PROPERTIES = Marker("unevaluated properties")
 UNEVALUATED_ITEMS = Marker("unevaluated items")
-MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS)
+#: The conjuncts of a merged object schema that had ``additionalProperties`` beside
+#: ``patternProperties`` (theirs or another conjunct's): a tuple of (names, patterns,
+#: additional) per conjunct, each ``additional`` holding on the keys its own conjunct neither
+#: names nor matches (``objects`` reads it).
+SIDES = Marker("additional properties of each conjunct")
+MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, SIDES)
 
 #: Keywords the supported drafts define that annotate but constrain nothing; accepted anywhere.
 #: ``discriminator`` is OpenAPI's hint at which ``oneOf`` branch applies: the branches themselves

@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
-from .keywords import ANNOTATIONS, NOT_PATTERNS, NOT_STRINGS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve
+from .keywords import (ANNOTATIONS, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES,
+                       Resolve)
 
 
 class Part(NamedTuple):
@@ -152,18 +153,19 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
     unevaluated: dict[Any, Any] = {}  # UNEVALUATED_* -> schema, from the one part that holds them
     arrays: list[tuple[list[Any], Any]] = []  # (prefix, rest) of each part that constrains items
     literals: list[Any] | None = None
-    closed: list[tuple[set[str], Any]] = []  # per side with additionalProperties: its names, its value
+    closed: list[tuple[set[str], Any, tuple[str, ...]]] = []  # per side with additionalProperties: names, value, patterns
     for part in parts:
         items = dict(part.items())
         for keyword in ("exclusiveMinimum", "exclusiveMaximum"):
             if isinstance(items.get(keyword), bool) and len(parts) > 1:
                 raise refuse(keyword, "the draft-4 boolean form")
         if items.get("additionalProperties", True) is not True and len(parts) > 1:
-            if items.get("patternProperties"):
-                raise refuse("additionalProperties", f"{'false' if items['additionalProperties'] is False else 'a schema'}"
-                                                     " next to patternProperties")
             properties = items.get("properties", {})
-            closed.append((set(properties) if isinstance(properties, dict) else set(), items["additionalProperties"]))
+            own_patterns = items.get("patternProperties", {})
+            if SIDES in items:
+                raise refuse("additionalProperties", "a conjunct merged twice")
+            closed.append((set(properties) if isinstance(properties, dict) else set(), items["additionalProperties"],
+                           tuple(own_patterns) if isinstance(own_patterns, dict) else ()))
         if "const" in items or "enum" in items:
             values = [items["const"]] if "const" in items else list(items["enum"])
             if "const" in items and "enum" in items:
@@ -221,6 +223,8 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 out[keyword] = both_maps
             elif keyword == "propertyNames":
                 out[keyword] = Conjunction((mine, value))
+            elif keyword == "not":
+                out[keyword] = {"anyOf": [mine, value]}  # not A and not B: not (A or B)
             elif keyword in ("minItems", "minLength", "minProperties"):
                 out[keyword] = max(mine, value)
             elif keyword in ("maxItems", "maxLength", "maxProperties"):
@@ -272,15 +276,18 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         if not literals:
             return False
         out["enum"] = literals
-    if closed:
+    if closed and (out.get("patternProperties") or any(patterns for _n, _r, patterns in closed)):
+        # patterns on some side: which keys each side's additionalProperties reaches takes a
+        # regex over the keys, which the object builder has (``SIDES``)
+        out[SIDES] = tuple((frozenset(names), patterns, rest) for names, rest, patterns in closed)
+        out.pop("additionalProperties", None)
+    elif closed:
         # a side with additionalProperties A and names N holds A on every key outside N: on a key
         # another side names, and on every key no side names (what the merged
         # additionalProperties governs, as no side has patternProperties)
-        if out.get("patternProperties"):
-            raise refuse("additionalProperties", "on one side, patternProperties on another")
         properties = dict(out.get("properties", {}))
         for key in list(properties) + [k for k in out.get("required", []) if k not in properties]:
-            extra = [rest for names, rest in closed if key not in names]
+            extra = [rest for names, rest, _patterns in closed if key not in names]
             if not extra:
                 continue
             if any(rest is False for rest in extra):
@@ -288,7 +295,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             else:
                 properties[key] = Conjunction(([properties[key]] if key in properties else []) + extra)
         out["properties"] = properties
-        rests = [rest for _names, rest in closed]
+        rests = [rest for _names, rest, _patterns in closed]
         out["additionalProperties"] = False if any(r is False for r in rests) else \
             (rests[0] if len(rests) == 1 else Conjunction(rests))
     return out

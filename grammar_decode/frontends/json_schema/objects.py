@@ -42,7 +42,7 @@ from ...errors import RegexTooComplex, SchemaError, UnsupportedSchemaError
 from ...limits import active, check_deadline
 from ...ir.grammar import Symbol
 from ...ir.regex import NOTHING
-from .keywords import ANNOTATIONS, SchemaCompiler, non_negative_int, pointer_join
+from .keywords import ANNOTATIONS, SIDES, SchemaCompiler, non_negative_int, pointer_join
 from .merge import Conjunction, flatten, merge
 from ..regex import Dialect
 
@@ -104,7 +104,9 @@ class ObjectBuilder:
                                                                 f"{active().optional_keys:,} per object)")
         allowed = {n for n in names if self._key_allowed(n, key_expr, key_names)}
         check_deadline()
-        schemas = {n: self._value_schemas(n, properties, patterns, additional) for n in names}
+        sides = schema.get(SIDES, ())
+        schemas = {n: self._value_schemas(n, properties, patterns, additional) + self._side_schemas(n, sides)
+                   for n in names}
         check_deadline()
         # a key whose value admits nothing cannot be written, nor can a key depending on one
         impossible = {n for n in names if n not in allowed or any(s is False for s in schemas[n])}
@@ -126,7 +128,7 @@ class ObjectBuilder:
                 continue
             value = self._value_rule(schemas[name], self._named_pointer(name, properties, patterns))
             keys.append(NamedKey(name, name in required, value))
-        extra = [] if key_names is not None else self._other_keys(names, key_expr, patterns, additional)
+        extra = [] if key_names is not None else self._other_keys(names, key_expr, patterns, additional, sides)
         return self._members(keys, {n: ks for n, ks in depends.items() if n not in impossible}, extra)
 
     def _dependencies(self) -> dict[str, list[str]]:
@@ -215,6 +217,13 @@ class ObjectBuilder:
             out.append(additional)
         return out
 
+    def _side_schemas(self, name: str, sides: tuple[tuple[frozenset[str], tuple[str, ...], Any], ...]) -> list[Any]:
+        """The ``additionalProperties`` of each merged conjunct (``SIDES``) that a named key
+        reaches: the conjunct neither names it nor has a pattern that surely matches it."""
+        text = key_text(name)
+        return [rest for names, own, rest in sides
+                if name not in names and not any(self.exprs.matches(self._pattern_exprs[p], text) for p in own)]
+
     def _named_pointer(self, name: str, properties: dict[str, Any], patterns: dict[str, Any]) -> str:
         if name in properties:
             return pointer_join(pointer_join(self.pointer, "properties"), name)
@@ -242,17 +251,22 @@ class ObjectBuilder:
         # tenth of the usual search (RegexTooComplex refuses the patternProperties)
         return self.exprs.is_empty(expr, max(1, active().regex_states // 10))
 
-    def _other_keys(self, names: list[str], key_expr: int, patterns: dict[str, Any],
-                    additional: Any) -> list[tuple[Symbol, Symbol]]:
-        """(key lexeme, value rule) per non-empty region of keys outside ``names``."""
+    def _other_keys(self, names: list[str], key_expr: int, patterns: dict[str, Any], additional: Any,
+                    sides: tuple[tuple[frozenset[str], tuple[str, ...], Any], ...] = ()) -> list[tuple[Symbol, Symbol]]:
+        """(key lexeme, value rule) per non-empty region of keys outside ``names``. A region
+        records the patterns that match there and which ``additionalProperties`` still apply:
+        the schema's own (index -1) while no pattern surely matches, and each merged
+        conjunct's (``SIDES``) while none of its own patterns surely matches."""
         exprs = self.exprs
         if len(patterns) > active().key_patterns:
             raise UnsupportedSchemaError("patternProperties", self.pointer, f"more than {active().key_patterns} patterns")
         base = key_expr
         if names:
             base = exprs.difference(key_expr, exprs.alt(*(self.c.lex.all_spellings(n) for n in names)))
-        # (keys, patterns that apply, whether additionalProperties applies too)
-        regions: list[tuple[int, tuple[str, ...], bool]] = [(base, (), True)]
+        # (keys, patterns that apply, the additionalProperties that apply too: -1 the schema's own,
+        # i the i-th conjunct's)
+        regions: list[tuple[int, tuple[str, ...], frozenset[int]]] = [(base, (), frozenset(range(-1, len(sides))))]
+        owners = {p: frozenset([-1] + [i for i, (_n, own, _r) in enumerate(sides) if p in own]) for p in patterns}
         try:
             # the whole string language less finitely many names is never empty
             if key_expr != self.c.grammar.lexeme_exprs[self.c.lex.string] and exprs.is_empty(base):
@@ -264,7 +278,7 @@ class ObjectBuilder:
                 cores[pattern] = b"" if core is None else core[1:-1]  # without the quotes
                 split = []
                 for expr, matched, unmatched in regions:
-                    parts = [(exprs.both(expr, sure), matched + (pattern,), False),
+                    parts = [(exprs.both(expr, sure), matched + (pattern,), unmatched - owners[pattern]),
                              (exprs.difference(expr, maybe), matched, unmatched)]
                     if maybe != sure:  # keys the two dialects disagree on: every schema either reading applies
                         parts.append((exprs.both(expr, exprs.difference(maybe, sure)), matched + (pattern,), unmatched))
@@ -278,7 +292,8 @@ class ObjectBuilder:
                 from exc
         out = []
         for expr, matched, unmatched in regions:
-            schemas = [patterns[p] for p in matched] + ([additional] if unmatched else [])
+            schemas = [patterns[p] for p in matched] + ([additional] if -1 in unmatched else []) + \
+                [sides[i][2] for i in sorted(unmatched) if i >= 0]
             if matched:
                 where = pointer_join(pointer_join(self.pointer, "patternProperties"), matched[0])
             else:

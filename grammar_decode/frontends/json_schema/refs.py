@@ -8,8 +8,10 @@ its base URI (RFC 3986 resolution of each ``$id`` against the enclosing base), e
 resource by its absolute URI, and every anchor. A reference is resolved against the base of the
 schema object that holds it; a reference that is only a fragment (``#/$defs/a``, ``#name``) stays
 in the resource of its base, whatever its scheme (``urn:`` included), as ``jsonschema`` reads it.
-A reference to anything outside the document (another file, a metaschema, a URI no ``$id`` here
-declares) raises ``UnsupportedSchemaError``: nothing is ever fetched.
+A reference to the metaschema of a supported draft is read from the ``jsonschema-specifications``
+package when it is installed (it ships them as data). A reference to anything else outside the
+document (another file, a URI no ``$id`` here declares) raises ``UnsupportedSchemaError``:
+nothing is ever fetched.
 
 How identifiers and ``$ref`` siblings are read depends on the draft (``drafts``). ``view``
 gives the schema objects the compiler reads: copies without the keywords no supported draft
@@ -153,6 +155,32 @@ class RefIndex:
             copy[keyword] = value
         return copy
 
+    def _metaschema(self, url: str) -> Any:
+        """The metaschema of a supported draft at ``url`` (http or https, as ``$schema`` names
+        it), read from the ``jsonschema-specifications`` package when it is installed (it ships
+        them as data; nothing is fetched), added to the document's resources; None otherwise."""
+        draft = draft_named(url)
+        if draft is None:
+            return None
+        try:
+            import jsonschema_specifications  # optional: the metaschemas as data
+        except ImportError:
+            return None
+        canonical = {"4": "http://json-schema.org/draft-04/schema", "6": "http://json-schema.org/draft-06/schema",
+                     "7": "http://json-schema.org/draft-07/schema",
+                     "2019-09": "https://json-schema.org/draft/2019-09/schema",
+                     "2020-12": "https://json-schema.org/draft/2020-12/schema"}[draft]
+        if self.draft is not None and draft != self.draft:
+            raise UnsupportedSchemaError("$ref", "", f"{url!r} is draft {draft}'s metaschema, and this document is "
+                                                     f"read under draft {self.draft}")
+        try:
+            contents = jsonschema_specifications.REGISTRY.contents(canonical)
+        except Exception:  # a package version without it
+            return None
+        self.resources[url] = contents
+        self._walk(contents, url)
+        return contents
+
     def alias(self, copy: Any, original: Any) -> None:
         """``copy`` (a schema object built from ``original``) resolves references like it."""
         self._base[id(copy)] = self.base_of(original)
@@ -185,6 +213,8 @@ class RefIndex:
         where = pointer_join(pointer, "$ref")
         url, fragment = urldefrag(uri)
         resource = self.resources.get(url)
+        if resource is None:
+            resource = self._metaschema(url)
         if resource is None:
             raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} points outside the document (only references "
                                                           "within it are followed; nothing is fetched)")

@@ -108,8 +108,6 @@ REFUSED = [
     ({"dependentSchemas": {"a": {"required": ["b"]}}, "anyOf": [{"required": ["c"]}]}, "dependentSchemas"),
     ({"propertyNames": {"anyOf": [{"maxLength": 2}]}}, "propertyNames"),
     ({"patternProperties": {f"^{i}": {} for i in range(13)}}, "patternProperties"),
-    ({"allOf": [{"additionalProperties": {"type": "string"}}, {"patternProperties": {"^a": {}}}]}, "allOf"),
-    ({"allOf": [{"additionalProperties": False}, {"patternProperties": {"x": {}}}]}, "allOf"),
 ]
 
 

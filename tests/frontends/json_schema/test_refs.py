@@ -3,6 +3,8 @@ embedded resources; anything outside the document refused."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import grammar_decode as gd
@@ -34,7 +36,7 @@ def test_references_resolve_within_the_document(schema: dict, accepted: list[str
 
 
 @pytest.mark.parametrize("schema", [
-    {"$ref": "http://json-schema.org/draft-07/schema#"},
+    {"$ref": "http://json-schema.org/draft-05/schema#"},  # no such draft: not packaged
     {"$ref": "other.json#/$defs/a"},
     {"$id": "http://x.org/a.json", "$ref": "http://x.org/b.json"},
     # drafts disagree whether this $id moves the base of its sibling $ref
@@ -158,3 +160,17 @@ def test_identifiers_a_draft_does_not_know_are_errors(schema: dict, draft: str |
 def test_an_unknown_draft_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="draft"):
         gd.compile_json_schema({"type": "null"}, draft="draft7")
+
+
+def test_a_reference_to_a_drafts_metaschema_reads_the_packaged_copy() -> None:
+    """``jsonschema-specifications`` ships the metaschemas as data: a ``$ref`` to draft 7's is
+    compiled from it (never fetched), and judged like ``jsonschema``."""
+    jsonschema = require("jsonschema")
+    require("jsonschema_specifications")
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#",
+              "properties": {"s": {"$ref": "http://json-schema.org/draft-07/schema#"}}}
+    grammar = gd.compile_json_schema(schema)
+    validator = jsonschema.Draft7Validator(schema)
+    for text in ['{"s":{"type":"string"}}', '{"s":{"type":"strin"}}', '{"s":{"minLength":-1}}', '{"s":true}',
+                 '{"s":{"required":["a","a"]}}', '{"s":{"enum":[]}}', '{"s":{"properties":{"a":{"maximum":"x"}}}}']:
+        assert grammar.accepts(text) == validator.is_valid(json.loads(text)), text

@@ -147,3 +147,31 @@ def test_many_if_then_branches_on_a_required_discriminator(gpt2: gd.Vocabulary) 
     grammar = gd.compile_json_schema(schema)
     assert grammar.accepts('{"kind":"k3","n":3}') and not grammar.accepts('{"kind":"k3","n":4}')
     assert_random_documents_validate(schema, gpt2, seeds=3, max_tokens=60)
+
+
+#: allOf conjuncts with additionalProperties beside patternProperties (theirs or another's)
+SIDED = [
+    {"allOf": [{"properties": {"a": {"type": "integer"}}, "patternProperties": {"^x": {"type": "integer"}},
+                "additionalProperties": {"type": "string"}}, {"properties": {"b": {"type": "integer"}, "xb": {}}}]},
+    {"allOf": [{"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False},
+               {"properties": {"xa": {"minimum": 3}, "b": {}}}]},
+    {"allOf": [{"additionalProperties": {"type": "string"}}, {"patternProperties": {"^a": {"maxLength": 1}}}]},
+    {"allOf": [{"patternProperties": {"^a": {"type": "string"}}, "additionalProperties": {"type": "integer"}},
+               {"patternProperties": {"b$": {"maxLength": 1}}, "additionalProperties": {"minimum": 0}}]},
+    {"allOf": [{"properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+               {"properties": {"b": {}}, "additionalProperties": {"maxLength": 1}}]},
+]
+
+
+@pytest.mark.parametrize("index", range(len(SIDED)))
+def test_additional_properties_of_each_conjunct(index: int) -> None:
+    import random
+    schema = SIDED[index]
+    grammar = gd.compile_json_schema(schema, property_order="any")
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(index)
+    keys, values = ["a", "b", "xa", "xb", "ab", "c", "x", "bb"], [1, -1, "s", "ss", 5, None]
+    for _ in range(300):
+        document = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 3))}
+        text = json.dumps(document, separators=(",", ":"))
+        assert grammar.accepts(text) == validator.is_valid(document), text

@@ -56,6 +56,14 @@ CASES: dict[str, Any] = {
     "dependentSchemas on 4 keys": {"type": "object", "dependentSchemas": {k: {"required": [k + "2"]} for k in "abcd"}},
     "uniqueItems over an 11-value enum": {"type": "array", "items": {"enum": [f"v{i}" for i in range(11)]},
                                           "uniqueItems": True},
+    "uniqueItems over 1,000 strings of an enum": {"type": "array", "items": {"enum": [f"v{i}" for i in range(1000)]},
+                                                  "uniqueItems": True},
+    "uniqueItems over strings with a pattern": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"},
+                                                "uniqueItems": True},
+    "allOf of 10 if/then on a required key": {
+        "type": "object", "required": ["kind"], "properties": {"kind": {"enum": [f"k{i}" for i in range(10)]}},
+        "allOf": [{"if": {"properties": {"kind": {"const": f"k{i}"}}}, "then": {"required": [f"p{i}"]}}
+                  for i in range(10)]},
     "uniqueItems over 12 values (past the limit)": {"type": "array", "items": {"enum": list(range(12))},
                                                     "uniqueItems": True},
     "maxContains 3 of 10 items": {"type": "array", "contains": {"enum": ["a", 1]}, "maxContains": 3, "maxItems": 10},

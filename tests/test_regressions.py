@@ -141,3 +141,18 @@ def test_large_item_bounds_count_exactly_in_the_masks(gpt2: gd.Vocabulary) -> No
         mask = masker.mask(_state(grammar, prefix))
         assert bool(mask[comma]) is may_add and bool(mask[close]) is may_close, count
         assert np.array_equal(mask, _reference(grammar, gpt2, prefix)), count
+
+
+def test_keys_a_not_names_stay_unevaluated() -> None:
+    """``oneOf`` under ``unevaluatedProperties: false`` is made exclusive with the complements of
+    the other branches; a key only such a complement names (``bar`` in ``{"baz": "baz", "bar":
+    [1]}``, which fails the first branch) was counted as evaluated, and the invalid document
+    accepted (found by random-logits generation over the JSON-Schema-Test-Suite)."""
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "properties": {"foo": {"type": "string"}},
+              "oneOf": [{"properties": {"bar": {"const": "bar"}}, "required": ["bar"]},
+                        {"properties": {"baz": {"const": "baz"}}, "required": ["baz"]}],
+              "unevaluatedProperties": False}
+    grammar = gd.compile_json_schema(schema)
+    assert not grammar.accepts('{"baz":"baz","bar":[650,"igue"]}')
+    assert grammar.accepts('{"baz":"baz"}') and grammar.accepts('{"foo":"x","bar":"bar"}')
+    assert gd.compile_json_schema({"not": {"not": {"properties": {"a": {"const": 1}}}}}).accepts('{"a":1}')

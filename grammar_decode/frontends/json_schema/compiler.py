@@ -52,7 +52,8 @@ from ...ir.grammar import Grammar, Symbol
 from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
-from .keywords import (ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, UNEVALUATED_ITEMS,
+from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
+                       UNEVALUATED_ITEMS,
                        UNEVALUATED_PROPERTIES, non_negative_int, pointer_join)
 from .merge import (Conjunction, Part, Patterns,
                          flatten, key_of, merge)
@@ -78,7 +79,8 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
 _ALL_TYPE_KEYWORDS = frozenset().union(*_TYPE_KEYWORDS.values())
 _KNOWN = ANNOTATIONS | _ALL_TYPE_KEYWORDS | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not",
                                              "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "if",
-                                             "then", "else", NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL}
+                                             "then", "else", NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL,
+                                             EVALUATES_NOTHING}
 
 #: Why a draft keyword the compiler does not build is refused.
 _REFUSED = {

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
 from .disjoint import disjoint, view
-from .keywords import ANNOTATIONS, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, Resolve
+from .keywords import ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, Resolve
 from .merge import Patterns
 
 
@@ -51,7 +51,7 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
         raise SchemaError(f"a schema must be an object or a boolean, got {type(s).__name__}", pointer)
     out: list[Any] = []
     for name, value in s.items():
-        if name in ANNOTATIONS:
+        if name in ANNOTATIONS or name is EVALUATES_NOTHING:
             continue
         if name == "type":
             names = value if isinstance(value, list) else [value]
@@ -94,7 +94,9 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
                                                                              depth + 1))
         else:
             raise refuse(f"the values that fail {name!r} are not built")
-    return out
+    # what a "not" (or a failed "if") names evaluates no key: unevaluatedProperties still
+    # reaches the keys only these schemas name (``merge`` reads the mark)
+    return [{**o, EVALUATES_NOTHING: True} if isinstance(o, dict) and "properties" in o else o for o in out]
 
 
 def pruned_product(start: list[Any], choices: Iterable[list[Any]], resolve: Resolve, pointer: str, limit: int,

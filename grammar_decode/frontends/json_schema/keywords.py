@@ -57,7 +57,11 @@ UNEVALUATED_ITEMS = Marker("unevaluated items")
 #: additional) per conjunct, each ``additional`` holding on the keys its own conjunct neither
 #: names nor matches (``objects`` reads it).
 SIDES = Marker("additional properties of each conjunct")
-MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, SIDES)
+#: A schema built by ``complement`` (what a ``not`` or a failing ``if`` rejects): the keys it names
+#: in ``properties`` are not evaluated by it (annotations of a ``not`` are dropped), so
+#: ``unevaluatedProperties`` still applies to them. Constrains nothing itself.
+EVALUATES_NOTHING = Marker("evaluates nothing")
+MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, SIDES, EVALUATES_NOTHING)
 
 #: Keywords the supported drafts define that annotate but constrain nothing; accepted anywhere.
 #: ``discriminator`` is OpenAPI's hint at which ``oneOf`` branch applies: the branches themselves

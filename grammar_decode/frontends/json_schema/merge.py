@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
-from .keywords import (ANNOTATIONS, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES,
-                       Resolve)
+from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, UNEVALUATED_ITEMS,
+                       UNEVALUATED_PROPERTIES, Resolve)
 
 
 class Part(NamedTuple):
@@ -186,7 +186,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 unevaluated[keyword] = items[keyword]
         for keyword, value in items.items():
             if keyword in ANNOTATIONS or keyword in ("const", "enum") or keyword in _POSITIONAL \
-                    or keyword in (UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS):
+                    or keyword in (UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, EVALUATES_NOTHING):
                 continue
             if keyword not in out:
                 out[keyword] = value
@@ -264,7 +264,14 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
             and not any("additionalProperties" in items for items in every):
         # keys no properties/patternProperties of the conjunction name: what additionalProperties
         # of the merged schema governs (an additionalProperties anywhere evaluates every key)
-        out["additionalProperties"] = unevaluated[UNEVALUATED_PROPERTIES]
+        rest = unevaluated[UNEVALUATED_PROPERTIES]
+        out["additionalProperties"] = rest
+        # a key only what a "not" rejects names is not evaluated either: it must pass rest too
+        evaluated = {k for items in every if EVALUATES_NOTHING not in items
+                     for k in (items.get("properties") or {})}
+        properties = out.get("properties", {})
+        for key in [k for k in properties if k not in evaluated]:
+            properties[key] = Conjunction((properties[key], rest))
     if unevaluated.get(UNEVALUATED_ITEMS, True) is not True:
         if any("contains" in items for items in every):
             raise UnsupportedSchemaError("unevaluatedItems", pointer, "beside 'contains' (it evaluates the "

@@ -90,9 +90,10 @@ _REFUSED = {
                        "annotation: name that draft to read it so)",
 }
 
-#: Disjointness proofs one distributed ``allOf`` may spend pruning its product (each ~15 µs):
-#: past it the ``allOf`` is refused rather than compiled slowly.
-_PRODUCT_PROOFS = 20_000
+#: Disjointness proofs one compile may spend pruning the products of distributed ``allOf``s
+#: (15-40 µs each; memoised per pair of schema objects): past it the ``allOf`` is refused rather
+#: than compiled slowly.
+_PRODUCT_PROOFS = 10_000
 
 #: Keywords ``merge`` cannot combine across the parts of a conjunction: where two parts hold one,
 #: those parts are rewritten into ``anyOf``/``allOf`` first (``_rewrite_clashes``).
@@ -197,6 +198,7 @@ class JsonSchemaCompiler:
         self.numbers = NumberLexemes(self.grammar, self.lex, self.empty_reasons)
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
         self._part_views: dict[tuple[int, frozenset[str]], dict[str, Any]] = {}
+        self._proofs: dict[tuple[int, int], bool] = {}  # disjointness proved, per pair of schema objects
         self.rewriter = Rewriter(self.refs, self.resolve, self._keep)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -507,19 +509,19 @@ class JsonSchemaCompiler:
         start = [self._part_view(p) for p in others]
         # per branch, once: proved apart from the rest alone, and merged with it (two branches
         # on a key the rest requires are apart only beside it)
-        proofs = [0]
-
-        def too_many() -> UnsupportedSchemaError:
-            return UnsupportedSchemaError("allOf", pointer, f"the anyOf branches of its conjuncts need more than "
-                                                            f"{_PRODUCT_PROOFS} disjointness proofs to combine")
-
         def proved(one: Any, other: Any) -> bool:
-            proofs[0] += 1
-            if proofs[0] > _PRODUCT_PROOFS:
-                raise too_many()
-            if not proofs[0] & 255:
-                check_deadline()
-            return disjoint(one, other, self.resolve, pointer)
+            key = (id(one), id(other))
+            found = self._proofs.get(key)
+            if found is None:
+                if len(self._proofs) >= _PRODUCT_PROOFS:
+                    raise UnsupportedSchemaError("allOf", pointer, f"combining the anyOf branches of the allOfs of "
+                                                                   f"this schema needs more than {_PRODUCT_PROOFS} "
+                                                                   "disjointness proofs")
+                if not len(self._proofs) & 255:
+                    check_deadline()
+                found = self._proofs[key] = disjoint(one, other, self.resolve, pointer)
+                self._keep.extend((one, other))  # the ids key the memo: keep the objects alive
+            return found
 
         alone = {id(c[2]): any(proved(s, c[2]) for s in start) for options in choices for c in options}
         beside = {id(c[2]): self._beside(start, c[2], pointer) for options in choices for c in options}

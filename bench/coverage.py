@@ -55,15 +55,22 @@ def _vocab_file() -> Path:
     return vocab_path("llama-bpe")
 
 
+def _load(path: str) -> Any:
+    """The schema in ``path``, or the exception that reading it as JSON raised."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return exc
+
+
 def _ours(path: str) -> dict[str, Any]:
     import grammar_decode as gd
     global _VOCAB
     if _VOCAB is None:
         _VOCAB = gd.Vocabulary.from_gguf(_vocab_file())
-    try:
-        schema = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        return {"outcome": "invalid", "reason": "not JSON", "detail": str(exc)[:200]}
+    schema = _load(path)
+    if isinstance(schema, Exception):
+        return {"outcome": "invalid", "reason": "not JSON", "detail": str(schema)[:200]}
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -98,10 +105,9 @@ def _peer(path: str) -> dict[str, Any]:
     global _PEER
     if _PEER is None:
         _PEER = _peer_tokenizer()
-    try:
-        schema = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        return {"outcome": "invalid", "reason": "not JSON", "detail": str(exc)[:200]}
+    schema = _load(path)
+    if isinstance(schema, Exception):
+        return {"outcome": "invalid", "reason": "not JSON", "detail": str(schema)[:200]}
     start = time.perf_counter()
     try:
         grammar = llguidance.LLMatcher.grammar_from_json_schema(schema)

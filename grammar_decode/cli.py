@@ -227,14 +227,17 @@ def run_generate(args: argparse.Namespace) -> int:
             schema = load_schema(args.schema)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SchemaWarning)
-                grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
-                                              draft=args.draft, limits=limits,
-                                              unknown_keywords="error" if args.strict else "ignore")
-            for warning in caught:
-                if issubclass(warning.category, SchemaWarning):
-                    _progress(f"warning: {warning.message}")
-                else:
-                    warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+                try:
+                    grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
+                                                  draft=args.draft, limits=limits,
+                                                  unknown_keywords="error" if args.strict else "ignore")
+                finally:  # the warnings come before the error they may explain
+                    for warning in caught:
+                        if issubclass(warning.category, SchemaWarning):
+                            _progress(f"warning: {warning.message}")
+                        else:
+                            warnings.showwarning(warning.message, warning.category, warning.filename,
+                                                 warning.lineno)
         elif args.regex is not None:
             grammar = compile_regex(args.regex, limits=limits)
         else:

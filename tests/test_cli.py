@@ -137,3 +137,13 @@ def test_draft_option_reaches_the_compiler() -> None:
     assert json.loads(result.stdout) == 700
     result = run_cli("--schema", schema, "--draft", "8", "--prompt", "x: ", timeout=60)
     assert result.returncode == 2 and "--draft" in result.stderr
+
+
+def test_unknown_keywords_warn_on_stderr_and_strict_refuses() -> None:
+    # compiling stops before any model loads: the schema admits nothing, after the warning
+    schema = '{"type": "integer", "minimum": 3, "maximum": 2, "requried": ["a"]}'
+    result = run_cli("--schema", schema, "--prompt", "x: ", timeout=60)
+    assert result.returncode == 2 and "admits no document" in result.stderr
+    assert "warning: ignored unknown JSON Schema keyword 'requried' at /: did you mean 'required'?" in result.stderr
+    result = run_cli("--schema", '{"type": "integer", "javaType": "Long"}', "--strict", "--prompt", "x: ", timeout=60)
+    assert result.returncode == 2 and "'javaType'" in result.stderr and "unknown_keywords='error'" in result.stderr

@@ -27,6 +27,7 @@ from typing import Any, Iterable
 from ...errors import RegexTooComplex, UnsupportedSchemaError
 from ...limits import active, check_deadline
 from ...ir.grammar import Grammar, Symbol, UniqueLexeme
+from ...ir.regex import NOTHING
 from .disjoint import kinds, literals, view
 from .merge import Conjunction, item_positions, same_json
 from .keywords import ANNOTATIONS, NOT_PATTERNS, NOT_STRINGS, SchemaCompiler, non_negative_int, pointer_join
@@ -83,7 +84,7 @@ def array_alternatives(c: SchemaCompiler, schema: dict[str, Any], pointer: str) 
     if high == 0:
         return [empty]
     if unique:
-        strings, distinct = (None, None) if prefix else _unique_strings(c, rest, rest_pointer)
+        strings, distinct = (None, None) if prefix else _unique_strings(c, rest, rest_pointer, high)
         if strings is not None:
             if distinct is not None:  # n distinct values: at most n items, so a comma always has a new one
                 high = distinct if high is None else min(high, distinct)
@@ -188,13 +189,43 @@ _STRING_ITEM_KEYWORDS = frozenset({"type", "pattern", "minLength", "maxLength", 
 _ENUM_GRAMMAR_VALUES = 4
 
 
-def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str) -> tuple[Symbol | bool | None, int | None]:
+def _holds_values(g: Grammar, expr: int, wanted: int, budget: int = 4096) -> bool:
+    """Whether the string literals ``expr`` matches decode to at least ``wanted`` distinct
+    strings: a depth-first walk of its derivatives (so whole literals are reached at once, and
+    the last bytes vary first), a few bytes of each byte class (bytes of one class lead to the
+    same derivative), stopped at ``budget`` nodes (then: not shown)."""
+    exprs = g.exprs
+    found: set[str] = set()
+    stack: list[tuple[int, bytes]] = [(expr, b"")]
+    visited = 0
+    while stack and visited < budget:
+        node, path = stack.pop()
+        visited += 1
+        if exprs.nullable[node]:
+            try:
+                found.add(json.loads(path))
+            except ValueError:
+                pass
+            if len(found) >= wanted:
+                return True
+        for block in exprs.byte_classes(node):
+            members = [b for b in range(256) if (block >> b) & 1][:max(2, wanted)]
+            for byte in members:
+                nxt = exprs.derivative(node, byte)
+                if nxt != NOTHING:
+                    stack.append((nxt, path + bytes((byte,))))
+    return False
+
+
+def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str, most: int | None = None
+                    ) -> tuple[Symbol | bool | None, int | None]:
     """Under ``uniqueItems``, items that are strings of one lexeme: a lexeme of its own for
     them, marked in ``Grammar.unique_items`` so that the matcher keeps every item's value new
     (``engine.unique``), and the number of values when there are finitely many. Two kinds:
 
     * ``type: string`` with ``pattern``, ``format``, ``minLength``: the language must be
-      infinite, so written values never exhaust it and a comma always has a new item after it;
+      infinite, so written values never exhaust it and a comma always has a new item after it,
+      or hold at least ``most`` (``maxItems``) values, so that fewer items never exhaust it;
     * an ``enum``/``const`` of more than ``_ENUM_GRAMMAR_VALUES`` strings: n values, so the
       caller caps the items at n, and below n a new value remains.
 
@@ -227,16 +258,21 @@ def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str) -> tuple[Symbol 
         if lexeme is None:
             return False, 0
         expr = g.lexeme_exprs[lexeme]
-        try:
-            infinite = g.exprs.is_infinite(expr)
-        except RegexTooComplex:
-            infinite = False
+        if not g.exprs.has_boolean(expr):  # no & or ¬: infinite exactly when a repeat is unbounded
+            infinite = g.exprs.has_unbounded_repeat(expr)
+        else:
+            try:  # a tenth of the usual search: past it, the language is counted instead
+                infinite = g.exprs.is_infinite(expr, max(1, active().regex_states // 10))
+            except RegexTooComplex:
+                infinite = False
+        count = None
         if not infinite:
             # a finite language could run out of new values after a comma: a dead end the item
-            # check cannot see (enums of strings are counted instead)
-            raise UnsupportedSchemaError("uniqueItems", pointer, "over strings of a finite language (maxLength, "
-                                                                 "or a bounded pattern or format) that is not an enum")
-        count = None
+            # check cannot see, unless it holds at least as many values as items may be written
+            if most is None or not _holds_values(g, expr, most):
+                raise UnsupportedSchemaError("uniqueItems", pointer, "over strings of a finite language (maxLength, "
+                                                                     "or a bounded pattern or format) that is not "
+                                                                     "an enum, without a maxItems it surely covers")
     item = g.lexeme(expr, f"unique items at {pointer or '/'}", distinct=True)
     g.unique_items[item] = UniqueLexeme(value=_string_value, spellings=c.lex.all_spellings, delimiter=0x22)
     return item, count

@@ -40,6 +40,8 @@ GENERATED = [
     "sensor_timeseries",
     "team_roster_contains_owner",
     "survey_response_pattern_properties",
+    "unique_hostnames",
+    "ci_conditional_steps",
 ]
 
 

@@ -104,7 +104,7 @@ CONSTRUCTS = {
     "not products": ({"allOf": [{"not": {"type": "string"}}, {"not": {"type": ["null", "boolean"]}},
                                 {"not": {"const": 1}}]}, ["", "1", "[", "{"]),
     "uri-template": ({"type": "string", "format": "uri-template"}, ['"', '"{', '"{+a', '"{a:1', '"x{a,b}']),
-    "regex": ({"type": "string", "format": "regex"}, ['"', '"(', '"[^a', '"a*', '"(?:']),
+    "regex": ({"type": "string", "format": "regex"}, ['"', '"(?:a', '"[^a']),
     "byte": ({"type": "string", "format": "byte"}, ['"', '"YQ', '"YQ=', '"YWJj']),
     "int32": ({"type": "integer", "format": "int32"}, ["", "2147483", "214748364", "-214748364"]),
     "hostname": ({"type": "string", "format": "hostname"}, ['"', '"xn', '"xn-', '"ab-', '"ab-c']),

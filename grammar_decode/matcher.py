@@ -164,6 +164,9 @@ class Matcher:
         token = self._check_id(token_id)
         if self.terminated or not 0 <= token < len(self.vocab):
             return False
+        if self._unique is not None and token not in self._eos:  # one replay, not the whole filter
+            base = self._masker.mask(self.state)
+            return bool(base[token]) and self._unique.feed(self._positions[-1], self.vocab.token_bytes(token)) is not None
         return bool(self.mask()[token])
 
     def advance(self, token_id: int) -> None:

@@ -42,8 +42,9 @@ _MEMO_ENTRIES = 1 << 16
 
 
 class UniqueItems:
-    """The exact stepping and mask filter of one grammar (vocabulary-independent, shared by every
-    matcher of the grammar; thread-safe: memo tables are written whole, idempotently)."""
+    """The exact stepping of one grammar (vocabulary-independent, shared by every matcher of the
+    grammar; ``masking.unique`` filters masks with it; thread-safe: memo tables are written whole,
+    idempotently)."""
 
     def __init__(self, recognizer: Recognizer) -> None:
         grammar = recognizer.grammar
@@ -56,9 +57,9 @@ class UniqueItems:
         self._holds: dict[int, frozenset[int]] = {}
         self._without: dict[tuple[int, frozenset[tuple[int, Hashable]]], int] = {}
         self._spellings: dict[tuple[int, Hashable], int] = {}
-        lex, parse, fresh = recognizer.initial
         frames: Frames = (frozenset(),)
-        self.initial: Position = (recognizer.initial, frames, b"" if self._items_in(lex) else None)
+        self.initial: Position = (recognizer.initial, frames,
+                                  b"" if self._items_in(recognizer.initial[0]) else None)
 
     def _items_in(self, lex: int) -> frozenset[int]:
         """The unique item lexemes lexer state ``lex`` may still be reading."""
@@ -150,6 +151,8 @@ class UniqueItems:
                 return None
             frames = self._ended(frames, matched, item)
             start = self._start(after, frames)
+            if start == DEAD and self.recognizer.lexer_start(after) != DEAD:
+                return None  # every lexeme that could begin here was taken out (not the text's end)
             return ((start, after, True), frames, b"" if self._items_in(start) else None)
         return ((nxt, parse, False), frames, item)
 

@@ -393,14 +393,7 @@ class ExprSet(CountedIntersections):
                 continue
             seen.add(node)
             yield node
-            kind = self.kind[node]
-            args = self.args[node]
-            if kind in (CONCAT_KIND, OR_KIND, AND_KIND):
-                stack.extend(args)  # type: ignore[arg-type]
-            elif kind == NOT_KIND:
-                stack.append(args)  # type: ignore[arg-type]
-            elif kind == REPEAT_KIND:
-                stack.append(args[0])  # type: ignore[index]
+            stack.extend(self._children(node))
 
     def split_sets(self, item: int) -> frozenset[int]:
         """The byte sets of the leaves under ``item``: bytes that no leaf tells apart have equal
@@ -418,16 +411,7 @@ class ExprSet(CountedIntersections):
                 continue
             kind = self.kind[node]
             args = self.args[node]
-            if kind == BYTES_KIND:
-                children: tuple[int, ...] = ()
-            elif kind in (CONCAT_KIND, OR_KIND, AND_KIND):
-                children = args  # type: ignore[assignment]
-            elif kind == NOT_KIND:
-                children = (args,)  # type: ignore[assignment]
-            elif kind == REPEAT_KIND:
-                children = (args[0],)  # type: ignore[index]
-            else:
-                children = ()
+            children = self._children(node)
             missing = [c for c in children if c not in self._split_sets]
             if missing:
                 stack.extend(missing)
@@ -446,14 +430,11 @@ class ExprSet(CountedIntersections):
     # -- analyses ------------------------------------------------------------------------------
 
     def has_boolean(self, item: int) -> bool:
-        """Whether ``&`` or ``¬`` occurs in ``item`` (then emptiness needs a search). Memoised."""
+        """Whether ``&`` or ``¬`` occurs in ``item`` (then emptiness needs a search). Memoised per node."""
         found = self._boolean.get(item)
         if found is None:
-            found = self._boolean[item] = self._has_boolean(item)
+            found = self._somewhere(item, self._boolean, lambda node: self.kind[node] in (AND_KIND, NOT_KIND))
         return found
-
-    def _has_boolean(self, item: int) -> bool:
-        return self._somewhere(item, self._boolean, lambda node: self.kind[node] in (AND_KIND, NOT_KIND))
 
     def has_unbounded_repeat(self, item: int) -> bool:
         """Whether a repeat with no upper bound occurs in ``item``. Memoised per node."""

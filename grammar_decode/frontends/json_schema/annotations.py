@@ -12,7 +12,8 @@ something to some supported draft, and decides about each other one:
 
 * a keyword of JSON Schema draft 3 (``divisibleBy``, ``disallow``, ``extends``), which no
   supported draft reads but whose author meant a constraint, is refused
-  (``UnsupportedSchemaError`` naming it), as is a root ``$schema`` naming draft 3 or earlier;
+  (``UnsupportedSchemaError`` naming it; ``drafts.choose_draft`` refuses a root ``$schema``
+  naming draft 3 or earlier);
 * a keyword that looks like a misspelling of a draft keyword (the same letters in another case,
   one edit away, a ``$`` dropped: ``anyof``, ``additionalPropeties``, ``requried``, ``ref``)
   is ignored with a ``SchemaWarning`` naming it, its pointer and the keyword it resembles: the
@@ -86,14 +87,14 @@ class KnownKeywords:
         if unknown_keywords not in UNKNOWN_KEYWORD_MODES:
             raise ValueError(f"unknown_keywords must be one of {UNKNOWN_KEYWORD_MODES}, got {unknown_keywords!r}")
         self.strict = unknown_keywords == "error"
-        self._warned: set[tuple[str, str]] = set()
 
     def known(self, keyword: Any) -> bool:
         return not isinstance(keyword, str) or keyword in DRAFT_KEYWORDS or keyword in DEFINED_ANNOTATIONS
 
     def read(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         """``schema`` without the keywords no supported draft defines (``schema`` itself when it
-        has none). Warns about likely misspellings.
+        has none). Warns about likely misspellings (``refs.view`` reads each schema object once,
+        so each warns once).
 
         Raises:
             UnsupportedSchemaError: a draft-3 keyword, or any unknown keyword under
@@ -110,7 +111,6 @@ class KnownKeywords:
                 raise UnsupportedSchemaError(keyword, pointer, "no supported draft defines it (an annotation to "
                                                                "validators; refused under unknown_keywords='error')")
             guess = misspelling_of(keyword)
-            if guess is not None and (keyword, pointer) not in self._warned:
-                self._warned.add((keyword, pointer))
+            if guess is not None:
                 warnings.warn(SchemaWarning(keyword, pointer, guess), stacklevel=2)
         return {k: v for k, v in schema.items() if k not in unknown}

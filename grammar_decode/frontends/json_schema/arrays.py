@@ -209,8 +209,11 @@ def _holds_values(g: Grammar, expr: int, wanted: int, budget: int = 4096) -> boo
             if len(found) >= wanted:
                 return True
         for block in exprs.byte_classes(node):
-            members = [b for b in range(256) if (block >> b) & 1][:max(2, wanted)]
-            for byte in members:
+            for _ in range(max(2, wanted)):  # the lowest bytes of the class
+                if not block:
+                    break
+                byte = (block & -block).bit_length() - 1
+                block &= block - 1
                 nxt = exprs.derivative(node, byte)
                 if nxt != NOTHING:
                     stack.append((nxt, path + bytes((byte,))))

@@ -98,6 +98,12 @@ def draft_named(uri: Any) -> Optional[str]:
     return None
 
 
+def metaschema_uri(draft: str) -> str:
+    """The URI of ``draft``'s metaschema as its specification spells it (http up to draft 7)."""
+    path = next(p for p, d in _METASCHEMAS.items() if d == draft)
+    return ("https://" if draft in MODERN else "http://") + path
+
+
 def _before_draft_4(uri: Any) -> bool:
     """Whether a ``$schema`` value names draft 3 or an earlier one (schema or hyper-schema)."""
     if not isinstance(uri, str):
@@ -122,7 +128,7 @@ def choose_draft(document: Any, draft: Optional[str]) -> Optional[str]:
         return draft
     declared = document.get("$schema") if isinstance(document, dict) else None
     if _before_draft_4(declared):
-        raise UnsupportedSchemaError("$schema", "", f"{declared!r} names a draft before draft 4 (supported: "
+        raise UnsupportedSchemaError("$schema", "", f"{declared!r} names draft 3 or earlier (supported: "
                                                     f"{', '.join(DRAFTS)})")
     named = draft_named(declared)
     if named is not None:

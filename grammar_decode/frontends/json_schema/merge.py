@@ -162,8 +162,6 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         if items.get("additionalProperties", True) is not True and len(parts) > 1:
             properties = items.get("properties", {})
             own_patterns = items.get("patternProperties", {})
-            if SIDES in items:
-                raise refuse("additionalProperties", "a conjunct merged twice")
             closed.append((set(properties) if isinstance(properties, dict) else set(), items["additionalProperties"],
                            tuple(own_patterns) if isinstance(own_patterns, dict) else ()))
         if "const" in items or "enum" in items:
@@ -225,6 +223,8 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 out[keyword] = Conjunction((mine, value))
             elif keyword == "not":
                 out[keyword] = {"anyOf": [mine, value]}  # not A and not B: not (A or B)
+            elif keyword is SIDES:  # conjuncts merged before: every one of them still holds
+                out[keyword] = tuple(mine) + tuple(value)
             elif keyword in ("minItems", "minLength", "minProperties"):
                 out[keyword] = max(mine, value)
             elif keyword in ("maxItems", "maxLength", "maxProperties"):
@@ -283,10 +283,11 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         if not literals:
             return False
         out["enum"] = literals
-    if closed and (out.get("patternProperties") or any(patterns for _n, _r, patterns in closed)):
-        # patterns on some side: which keys each side's additionalProperties reaches takes a
-        # regex over the keys, which the object builder has (``SIDES``)
-        out[SIDES] = tuple((frozenset(names), patterns, rest) for names, rest, patterns in closed)
+    if closed and (out.get("patternProperties") or SIDES in out or any(patterns for _n, _r, patterns in closed)):
+        # patterns on some side (or sides carried from an earlier merge): which keys each side's
+        # additionalProperties reaches takes a regex over the keys, which the object builder has
+        out[SIDES] = tuple(out.get(SIDES, ())) + tuple((frozenset(names), patterns, rest)
+                                                       for names, rest, patterns in closed)
         out.pop("additionalProperties", None)
     elif closed:
         # a side with additionalProperties A and names N holds A on every key outside N: on a key

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from .annotations import KnownKeywords
-from .drafts import LEGACY, MODERN, draft_named, identifier_keyword, read_keywords
+from .drafts import LEGACY, MODERN, draft_named, identifier_keyword, metaschema_uri, read_keywords
 from .keywords import SCHEMA_KEYWORDS as _ONE
 from .keywords import SCHEMA_LIST_KEYWORDS as _LIST
 from .keywords import SCHEMA_MAP_KEYWORDS as _MAP
@@ -155,7 +155,7 @@ class RefIndex:
             copy[keyword] = value
         return copy
 
-    def _metaschema(self, url: str) -> Any:
+    def _metaschema(self, url: str, pointer: str) -> Any:
         """The metaschema of a supported draft at ``url`` (http or https, as ``$schema`` names
         it), read from the ``jsonschema-specifications`` package when it is installed (it ships
         them as data; nothing is fetched), added to the document's resources; None otherwise."""
@@ -166,15 +166,11 @@ class RefIndex:
             import jsonschema_specifications  # optional: the metaschemas as data
         except ImportError:
             return None
-        canonical = {"4": "http://json-schema.org/draft-04/schema", "6": "http://json-schema.org/draft-06/schema",
-                     "7": "http://json-schema.org/draft-07/schema",
-                     "2019-09": "https://json-schema.org/draft/2019-09/schema",
-                     "2020-12": "https://json-schema.org/draft/2020-12/schema"}[draft]
         if self.draft is not None and draft != self.draft:
-            raise UnsupportedSchemaError("$ref", "", f"{url!r} is draft {draft}'s metaschema, and this document is "
-                                                     f"read under draft {self.draft}")
+            raise UnsupportedSchemaError("$ref", pointer, f"{url!r} is draft {draft}'s metaschema, and this document "
+                                                          f"is read under draft {self.draft}")
         try:
-            contents = jsonschema_specifications.REGISTRY.contents(canonical)
+            contents = jsonschema_specifications.REGISTRY.contents(metaschema_uri(draft))
         except Exception:  # a package version without it
             return None
         self.resources[url] = contents
@@ -214,7 +210,7 @@ class RefIndex:
         url, fragment = urldefrag(uri)
         resource = self.resources.get(url)
         if resource is None:
-            resource = self._metaschema(url)
+            resource = self._metaschema(url, pointer)
         if resource is None:
             raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} points outside the document (only references "
                                                           "within it are followed; nothing is fetched)")

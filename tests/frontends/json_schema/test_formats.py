@@ -279,4 +279,5 @@ def test_the_suite_format_instances_agree_except_leap_seconds() -> None:
                     assert SUBSET_FORMATS[path.stem](text), (path, text)
                 else:
                     assert grammar.accepts(json.dumps(text)) == test["valid"], (path, text)
-    assert checked > 1000 and subset_only < 120
+    # the per-instance reason above is the check; valid strings outside a subset stay under a tenth
+    assert checked > 1000 and subset_only < checked // 10

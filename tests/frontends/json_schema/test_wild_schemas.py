@@ -84,7 +84,7 @@ def test_other_unknown_keywords_are_ignored_silently(keyword: str) -> None:
 def test_draft_3_is_refused_by_name(schema: dict, keyword: str) -> None:
     with pytest.raises(gd.UnsupportedSchemaError) as info:
         gd.compile_json_schema(schema)
-    assert info.value.keyword == keyword and "draft 3" in str(info.value).replace("draft before draft 4", "draft 3")
+    assert info.value.keyword == keyword and "draft 3" in str(info.value)
 
 
 def test_unknown_keywords_option_is_checked() -> None:

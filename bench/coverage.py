@@ -6,6 +6,8 @@ Run from the repository root::
     python bench/coverage.py DIR                  # this library only
     python bench/coverage.py DIR --peer           # and llguidance on the same files (extra [bench])
     python bench/coverage.py DIR --json out.json  # every file's outcome
+    python bench/coverage.py DIR --catalogue https://json.schemastore.org/ \
+        --catalogue https://www.schemastore.org/  # the files as each other's $ref targets
 
 Every ``*.json`` file under ``DIR`` (for example SchemaStore's ``src/schemas/json``) is compiled
 with the default options (``compile_json_schema(schema)``: default ``Limits``, so a compile clock of
@@ -21,6 +23,12 @@ that dies or overruns is replaced. Outcomes:
   file is not JSON;
 * ``timeout``, ``memory``, ``crash``: the worker overran, ran out of memory, or raised something
   untyped: each one is a bug.
+
+With ``--catalogue URL`` every file is also a resource the others' ``$ref`` may reach
+(``compile_json_schema(..., resources=...)``), under the URI its ``$id`` declares and under
+``URL + name`` and ``URL + name without .json`` (how a catalogue such as SchemaStore's serves its
+files and how they reference each other); without it a reference to another file is refused.
+llguidance is given the same files without resources (it reads none).
 
 Times are wall-clock seconds inside the worker (compile, and compile + first mask). ``--peer``
 runs llguidance (``LLMatcher.grammar_from_json_schema`` + ``LLMatcher`` on the same vocabulary,
@@ -47,6 +55,8 @@ from common import machine_info, progress, render_table  # noqa: E402
 
 _VOCAB: Any = None
 _PEER: Any = None
+_RESOURCES: dict[str, Any] = {}  # the catalogue (--catalogue), loaded before the workers fork
+_BASES: dict[str, str] = {}  # each file's URI in the catalogue (its first --catalogue URL)
 
 
 def _vocab_file() -> Path:
@@ -75,7 +85,7 @@ def _ours(path: str) -> dict[str, Any]:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            grammar = gd.compile_json_schema(schema)
+            grammar = gd.compile_json_schema(schema, resources=_RESOURCES or None, base_uri=_BASES.get(path, ""))
         compiled = time.perf_counter() - start
         matcher = gd.Matcher(grammar, _VOCAB)
         mask = matcher.mask()
@@ -239,6 +249,24 @@ class _Pool:
         return results
 
 
+def _catalogue(paths: list[str], prefixes: list[str]) -> dict[str, Any]:
+    """Every schema file of ``paths`` by the URI its ``$id`` (or draft 4's ``id``) declares and
+    by ``prefix + name`` and ``prefix + stem`` for each prefix; the first file wins a clash."""
+    table: dict[str, Any] = {}
+    for path in paths:
+        schema = _load(path)
+        if not isinstance(schema, (dict, bool)):
+            continue
+        name = Path(path).name
+        uris = [p + n for p in prefixes for n in (name, name.removesuffix(".json"))]
+        declared = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
+        if isinstance(declared, str) and declared.split("#")[0]:
+            uris.insert(0, declared.split("#")[0])
+        for uri in uris:
+            table.setdefault(uri, schema)
+    return table
+
+
 def _summary(name: str, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     outcomes = Counter(r["outcome"] for r in results.values())
     reasons = Counter(r["reason"] for r in results.values() if r["outcome"] in ("refused", "invalid"))
@@ -263,13 +291,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     parser.add_argument("--limit", type=int, default=0, help="only the first N files (sorted by name)")
     parser.add_argument("--json", type=Path, help="write every file's outcome here")
+    parser.add_argument("--catalogue", action="append", default=[], metavar="URL",
+                        help="serve every file as a $ref target at URL + its name (repeatable)")
     args = parser.parse_args(argv)
     paths = sorted(str(p) for p in args.directory.rglob("*.json"))
+    if args.catalogue:
+        _RESOURCES.update(_catalogue(paths, args.catalogue))
+        _BASES.update((p, args.catalogue[0] + Path(p).name) for p in paths)
     if args.limit:
         paths = paths[:args.limit]
     _vocab_file()  # fetched once here, not in every worker
     summaries = []
-    every: dict[str, Any] = {"machine": machine_info(), "directory": str(args.directory), "files": len(paths)}
+    every: dict[str, Any] = {"machine": machine_info(), "directory": str(args.directory), "files": len(paths),
+                             "catalogue": args.catalogue}
     for job in ["ours"] + (["peer"] if args.peer else []):
         progress(f"{job}: {len(paths)} files, {args.jobs} workers, {args.timeout:g} s each")
         results = _Pool(job, args.jobs, args.timeout, args.memory_mb).run(paths)

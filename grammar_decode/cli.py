@@ -70,6 +70,31 @@ def load_schema(argument: str) -> Any:
         raise UsageError(f"invalid schema: {exc}") from exc
 
 
+def load_resources(arguments: list[str]) -> dict[str, Any]:
+    """``--resource`` arguments as ``compile_json_schema``'s ``resources``: ``URI=FILE``, or a
+    ``FILE`` whose schema declares its URI (``$id``, or draft 4's ``id``)."""
+    table: dict[str, Any] = {}
+    for argument in arguments:
+        uri, equals, file = argument.rpartition("=")
+        if not equals or ":" not in uri:
+            uri, file = "", argument
+        try:
+            text = Path(file).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --resource file {file!r}: {exc}") from exc
+        try:
+            schema = parse_schema(text)
+        except SchemaError as exc:
+            raise UsageError(f"--resource {file!r}: {exc}") from exc
+        if not uri:
+            declared = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
+            if not isinstance(declared, str) or not declared.split("#")[0]:
+                raise UsageError(f"--resource {file!r} declares no $id: give its URI as URI={file}")
+            uri = declared
+        table[uri.split("#")[0]] = schema
+    return table
+
+
 def _schema_object(argument: str) -> Any:
     module_name, _, attribute = argument.partition(":")
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
@@ -204,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--strict", action="store_true",
                      help="refuse schema keywords and formats no JSON Schema draft defines (default: ignore them as "
                           "the annotations validators read them as, warning about likely misspellings)")
+    gen.add_argument("--resource", action="append", default=[], metavar="[URI=]FILE",
+                     help="a schema document that $ref may point at, by the URI it declares ($id) or the one "
+                          "given (repeatable; nothing is ever fetched)")
     gen.add_argument("--draft", choices=DRAFTS, default=None,
                      help="read the schema as this JSON Schema draft does (default: the draft its $schema "
                           "names, else a reading every draft agrees with)")
@@ -222,6 +250,7 @@ def run_generate(args: argparse.Namespace) -> int:
     if not args.compile_seconds > 0:  # also rejects nan
         raise UsageError("--compile-seconds must be > 0")
     limits = Limits(compile_seconds=args.compile_seconds)
+    resources = load_resources(args.resource)
     try:
         if args.schema is not None:
             schema = load_schema(args.schema)
@@ -230,7 +259,8 @@ def run_generate(args: argparse.Namespace) -> int:
                 try:
                     grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
                                                   draft=args.draft, limits=limits,
-                                                  unknown_keywords="error" if args.strict else "ignore")
+                                                  unknown_keywords="error" if args.strict else "ignore",
+                                                  resources=resources)
                 finally:  # the warnings come before the error they may explain
                     for warning in caught:
                         if issubclass(warning.category, SchemaWarning):
@@ -285,7 +315,7 @@ def run_generate(args: argparse.Namespace) -> int:
     print(result.text)
     valid = result.stop_reason in ("eos", "complete") and grammar.accepts(result.data)
     if valid and schema is not None:
-        valid = _validates(schema, json.loads(result.data), args.draft)
+        valid = _validates(schema, json.loads(result.data), args.draft, resources)
     elif valid and args.regex is not None:
         valid = re.fullmatch(args.regex, result.data.decode("utf-8")) is not None
     n = max(1, len(result.token_ids))
@@ -298,13 +328,21 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0 if valid else 1
 
 
-def _validates(schema: Any, document: Any, draft: str | None) -> bool:
+def _validates(schema: Any, document: Any, draft: str | None, resources: dict[str, Any]) -> bool:
     """Second opinion from the ``jsonschema`` validator of the schema's draft when it is installed
-    (the grammar's own acceptance already implies validity)."""
+    (the grammar's own acceptance already implies validity), the ``--resource`` documents in its
+    registry."""
     if importlib.util.find_spec("jsonschema") is None:
         return True
+    import referencing  # a dependency of jsonschema
+    import referencing.jsonschema
+
     cls = validator_class(schema, draft)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER).is_valid(document)
+    dialect = referencing.jsonschema.specification_with(cls.META_SCHEMA["$schema"])
+    registry: Any = referencing.Registry().with_resources(
+        (uri, referencing.Resource.from_contents(contents, default_specification=dialect))
+        for uri, contents in resources.items())
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry).is_valid(document)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,7 @@ front end filters ``enum`` values through the engine's recognizer) is passed in 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from typing import Any, Callable, Mapping, Union
 
 from .engine.recognizer import Recognizer
 from .errors import GrammarAdmitsNothing, SchemaError
@@ -27,7 +27,8 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes, Any], *,
                         max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
                         extra_keys: str = "schema", property_order: str = "schema",
                         draft: str | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
-                        unknown_keywords: str = "ignore", limits: Limits = DEFAULT_LIMITS) -> CompiledGrammar:
+                        unknown_keywords: str = "ignore", resources: Mapping[str, Any] | None = None,
+                        base_uri: str = "", limits: Limits = DEFAULT_LIMITS) -> CompiledGrammar:
     """Compile a JSON Schema (a dict, a boolean, JSON text, or a pydantic model class or
     ``TypeAdapter``, whose ``model_json_schema()``/``json_schema()`` is compiled) into a grammar.
 
@@ -65,6 +66,18 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes, Any], *,
             (``SchemaWarning``). ``"error"`` refuses every such keyword
             (``UnsupportedSchemaError``). Draft 3's ``divisibleBy``, ``disallow`` and ``extends``
             are refused either way.
+        resources: other schema documents that ``$ref`` may point at, by URI (``{"https://
+            example.com/defs.json": {...}}``). A reference is resolved against the base URI of
+            the schema that holds it (the ``$id``s around it) and the document at the result
+            (fragment removed) is looked up here; each is read when first referenced, under the
+            document's draft (one declaring another draft is refused). Keys are absolute URIs,
+            or relative ones for references from a document without ``$id``. Nothing is ever
+            fetched: a reference to a document neither here nor embedded is refused
+            (``UnsupportedSchemaError`` naming the URI). The mapping is read, never changed.
+        base_uri: the URI the schema itself was retrieved from (default none): relative
+            references resolve against it where the document declares no ``$id`` (or, under
+            drafts 4-7, where an ``$id`` stands beside the root ``$ref``, which those drafts
+            ignore); a root ``$id`` resolves against it and overrides it.
         limits: caps on compile time and size (``Limits``).
 
     Warns:
@@ -77,11 +90,13 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes, Any], *,
         GrammarTooLarge: a grammar past ``Limits.grammar_size``.
         CompileTimeout: compiling ran past ``Limits.compile_seconds``.
         ValueError: an option outside its documented values.
+        TypeError: ``resources`` that is not a mapping of URI strings to schemas.
     """
     with applied(limits, timed=True):
         ir = schema_grammar(parse_schema(schema), _acceptor, whitespace=whitespace, max_whitespace=max_whitespace,
                             formats=formats, extra_keys=extra_keys, property_order=property_order, draft=draft,
-                            max_depth=max_depth, unknown_keywords=unknown_keywords)
+                            max_depth=max_depth, unknown_keywords=unknown_keywords, resources=resources,
+                            base_uri=base_uri)
         try:
             return CompiledGrammar(ir.grammar, "JSON Schema", limits=limits)
         except GrammarAdmitsNothing as exc:

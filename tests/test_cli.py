@@ -147,3 +147,24 @@ def test_unknown_keywords_warn_on_stderr_and_strict_refuses() -> None:
     assert "warning: ignored unknown JSON Schema keyword 'requried' at /: did you mean 'required'?" in result.stderr
     result = run_cli("--schema", '{"type": "integer", "javaType": "Long"}', "--strict", "--prompt", "x: ", timeout=60)
     assert result.returncode == 2 and "'javaType'" in result.stderr and "unknown_keywords='error'" in result.stderr
+
+
+def test_resources_reach_the_compiler_and_the_validator(tmp_path: Path) -> None:
+    defs = tmp_path / "defs.json"
+    defs.write_text(json.dumps({"$id": "https://example.com/defs.json", "definitions": {"n": {"const": 42}}}))
+    schema = '{"$id": "https://example.com/main.json", "type": "object", "properties": {"a": ' \
+             '{"$ref": "defs.json#/definitions/n"}}, "required": ["a"], "additionalProperties": false}'
+    result = run_cli("--schema", schema, "--resource", str(defs), "--prompt", "x: ", "--max-tokens", "16",
+                     timeout=120)
+    assert result.returncode == 0 and "valid=yes" in result.stderr, result.stderr
+    assert json.loads(result.stdout) == {"a": 42}
+    # the same document by the URI given, not the one it declares
+    result = run_cli("--schema", schema.replace("defs.json#", "other.json#"), "--resource",
+                     f"https://example.com/other.json={defs}", "--prompt", "x: ", "--max-tokens", "16", timeout=120)
+    assert result.returncode == 0 and json.loads(result.stdout) == {"a": 42}, result.stderr
+    result = run_cli("--schema", schema, "--prompt", "x: ", timeout=60)
+    assert result.returncode == 2 and "no resource supplies" in result.stderr
+    anonymous = tmp_path / "anonymous.json"
+    anonymous.write_text('{"type": "null"}')
+    result = run_cli("--schema", schema, "--resource", str(anonymous), "--prompt", "x: ", timeout=60)
+    assert result.returncode == 2 and "declares no $id" in result.stderr

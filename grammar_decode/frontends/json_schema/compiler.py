@@ -43,7 +43,7 @@ draft chosen by ``drafts``; every cap is a ``Limits`` field.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ...errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ...ir import utf8
@@ -62,7 +62,7 @@ from .numbers import BOUND_KEYWORDS, bounds
 from .objects import object_rule
 from .disjoint import disjoint
 from .drafts import choose_draft
-from .refs import RefIndex
+from .refs import RefIndex, resource_table
 from .rewrites import Rewriter, declared_types
 from ..regex import Dialect, translate
 
@@ -173,11 +173,13 @@ class JsonSchemaCompiler:
     def __init__(self, document: Any, max_whitespace: int, acceptor: Acceptor, capped: bool = True,
                  formats: str = "assert", extra_keys: str = "schema", refs: RefIndex | None = None,
                  property_order: str = "schema", draft: str | None = None,
-                 unknown_keywords: str = "ignore") -> None:
+                 unknown_keywords: str = "ignore", resources: Mapping[str, Any] | None = None,
+                 base_uri: str = "") -> None:
         self.document = document
         self.acceptor = acceptor
         self.refs = refs if refs is not None else RefIndex(document, draft, unknown_keywords,
-                                                           number_formats=formats == "assert")
+                                                           number_formats=formats == "assert",
+                                                           resources=resource_table(resources), base_uri=base_uri)
         self.formats = formats
         #: "schema": keys outside ``properties`` as ``additionalProperties`` says (absent: any);
         #: "forbid": an absent ``additionalProperties`` forbids them
@@ -743,7 +745,8 @@ def check_options(whitespace: str, max_whitespace: int, formats: str, extra_keys
 def schema_grammar(document: Any, acceptor: Acceptor, *, whitespace: str = "flexible",
                    max_whitespace: int = DEFAULT_MAX_WHITESPACE, formats: str = "assert",
                    extra_keys: str = "schema", property_order: str = "schema", draft: str | None = None,
-                   max_depth: int = DEFAULT_MAX_DEPTH, unknown_keywords: str = "ignore") -> SchemaGrammar:
+                   max_depth: int = DEFAULT_MAX_DEPTH, unknown_keywords: str = "ignore",
+                   resources: Mapping[str, Any] | None = None, base_uri: str = "") -> SchemaGrammar:
     """The grammar IR of a parsed schema document (options as ``compile_json_schema`` documents
     them). Raises what ``compile_json_schema`` documents, but for an empty grammar, which only the
     engine can prove (``SchemaGrammar.admits_nothing`` names the reason)."""
@@ -751,7 +754,8 @@ def schema_grammar(document: Any, acceptor: Acceptor, *, whitespace: str = "flex
     try:
         compiler = JsonSchemaCompiler(document, max_whitespace if whitespace == "flexible" else 0, acceptor,
                                       formats=formats, extra_keys=extra_keys, property_order=property_order,
-                                      draft=choose_draft(document, draft), unknown_keywords=unknown_keywords)
+                                      draft=choose_draft(document, draft), unknown_keywords=unknown_keywords,
+                                      resources=resources, base_uri=base_uri)
         compiler.grammar.max_depth = max_depth
         result = SchemaGrammar(compiler.grammar, compiler.empty_reasons)
         try:

@@ -104,7 +104,7 @@ def metaschema_uri(draft: str) -> str:
     return ("https://" if draft in MODERN else "http://") + path
 
 
-def _before_draft_4(uri: Any) -> bool:
+def before_draft_4(uri: Any) -> bool:
     """Whether a ``$schema`` value names draft 3 or an earlier one (schema or hyper-schema)."""
     if not isinstance(uri, str):
         return False
@@ -127,7 +127,7 @@ def choose_draft(document: Any, draft: Optional[str]) -> Optional[str]:
             raise ValueError(f"draft must be one of {DRAFTS} or None, got {draft!r}")
         return draft
     declared = document.get("$schema") if isinstance(document, dict) else None
-    if _before_draft_4(declared):
+    if before_draft_4(declared):
         raise UnsupportedSchemaError("$schema", "", f"{declared!r} names draft 3 or earlier (supported: "
                                                     f"{', '.join(DRAFTS)})")
     named = draft_named(declared)

@@ -8,10 +8,14 @@ its base URI (RFC 3986 resolution of each ``$id`` against the enclosing base), e
 resource by its absolute URI, and every anchor. A reference is resolved against the base of the
 schema object that holds it; a reference that is only a fragment (``#/$defs/a``, ``#name``) stays
 in the resource of its base, whatever its scheme (``urn:`` included), as ``jsonschema`` reads it.
-A reference to the metaschema of a supported draft is read from the ``jsonschema-specifications``
-package when it is installed (it ships them as data). A reference to anything else outside the
-document (another file, a URI no ``$id`` here declares) raises ``UnsupportedSchemaError``:
-nothing is ever fetched.
+A reference to another document is followed where the caller supplied that document
+(``resources``: absolute URI -> schema, as ``compile_json_schema(..., resources=...)`` takes
+them), read when first referenced (all of them at the first URI none is supplied at: an ``$id``
+inside one may name it), under the same draft; a reference to the metaschema of a
+supported draft is read from the ``jsonschema-specifications`` package when it is installed (it
+ships them as data). A reference to anything else outside the document (a URI that no ``$id``
+here declares and no resource supplies) raises ``UnsupportedSchemaError``: nothing is ever
+fetched.
 
 How identifiers and ``$ref`` siblings are read depends on the draft (``drafts``). ``view``
 gives the schema objects the compiler reads: copies without the keywords no supported draft
@@ -22,19 +26,20 @@ stay the targets of JSON pointers.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from .annotations import KnownKeywords
-from .drafts import LEGACY, MODERN, draft_named, identifier_keyword, metaschema_uri, read_keywords
+from .drafts import (LEGACY, MODERN, before_draft_4, candidate_drafts, draft_named, identifier_keyword,
+                     metaschema_uri, read_keywords)
 from .keywords import SCHEMA_KEYWORDS as _ONE
 from .keywords import SCHEMA_LIST_KEYWORDS as _LIST
 from .keywords import SCHEMA_MAP_KEYWORDS as _MAP
 from .keywords import NUMBER_FORMATS, pointer_join
 from .walk import schema_objects
 
-__all__ = ["RefIndex", "join_uri", "pointer_join"]
+__all__ = ["RefIndex", "join_uri", "pointer_join", "resource_table"]
 
 
 def join_uri(base: str, reference: str) -> str:
@@ -58,13 +63,51 @@ def _with_range(schema: dict[str, Any], low: int, high: int) -> dict[str, Any]:
     return out
 
 
+def resource_table(resources: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """``resources`` (URI -> schema document) keyed by URI without its fragment (an empty one,
+    ``...schema.json#``, is the same resource), checked once. A reference is resolved against
+    the base URI of the schema holding it (its ``$id``s), and the result looked up here: keys are
+    absolute URIs, or relative ones for references from a document that declares no ``$id``.
+
+    Raises:
+        TypeError: ``resources`` is not a mapping, a key is not a string, or a value is not a
+            schema (an object or a boolean).
+        ValueError: an empty key, or one with a non-empty fragment.
+    """
+    if resources is None:
+        return {}
+    if not isinstance(resources, Mapping):
+        raise TypeError(f"resources must be a mapping of URIs to schemas, got {type(resources).__name__}")
+    table: dict[str, Any] = {}
+    for uri, schema in resources.items():
+        if not isinstance(uri, str):
+            raise TypeError(f"a resources key must be a URI string, got {uri!r}")
+        url, fragment = urldefrag(uri)
+        if fragment:
+            raise ValueError(f"a resources key names a whole document, not a fragment: {uri!r}")
+        if not url:
+            raise ValueError(f"a resources key must name a document, got {uri!r}")
+        if not isinstance(schema, (dict, bool)):
+            raise TypeError(f"resources[{uri!r}] must be a schema (an object or a boolean), "
+                            f"got {type(schema).__name__}")
+        table[url] = schema
+    return table
+
+
 class RefIndex:
     """Base URIs, resources and anchors of one document (built once, O(schema objects)), read
-    under ``draft`` (one of ``drafts.DRAFTS``, or None: in a way every draft agrees with)."""
+    under ``draft`` (one of ``drafts.DRAFTS``, or None: in a way every draft agrees with), and
+    of the ``resources`` it references (a ``resource_table``), each indexed when first reached;
+    ``base_uri`` is the document's own URI (where it was retrieved from), which its ``$id``
+    resolves against and overrides."""
 
     def __init__(self, document: Any, draft: Optional[str] = None, unknown_keywords: str = "ignore",
-                 number_formats: bool = True) -> None:
+                 number_formats: bool = True, resources: Optional[dict[str, Any]] = None,
+                 base_uri: str = "") -> None:
         self.document = document
+        self._supplied = resources or {}
+        self._candidates: Optional[frozenset[str]] = None  # drafts the document reads alike under (draft None)
+        self._crawled = False  # every supplied resource indexed (for an $id embedded in one)
         self.draft = draft
         self.known = KnownKeywords(unknown_keywords)
         self.number_formats = number_formats
@@ -79,12 +122,14 @@ class RefIndex:
                            and not (draft in MODERN and k == "dependencies"))
         self.resources: dict[str, Any] = {}
         self.anchors: dict[str, Any] = {}
-        self.root_base = ""
+        self._retrieved = urldefrag(base_uri).url
+        self.root_base = self._retrieved
         root_id = self._own_id(document)
         if root_id is not None:
-            self.root_base = urldefrag(root_id).url
+            self.root_base = urldefrag(join_uri(self.root_base, root_id)).url
         self.resources[self.root_base] = document
-        self._walk(document, self.root_base)
+        self.resources.setdefault(self._retrieved, document)  # where a draft that ignores its $id finds it
+        self._walk(document, self._retrieved)  # the walk reads the root $id against it
 
     def _own_id(self, schema: Any) -> Optional[str]:
         """The identifier ``schema`` declares, as its draft reads it (drafts 4-7: none beside $ref)."""
@@ -94,8 +139,11 @@ class RefIndex:
             return None
         return schema[self._id]
 
-    def _walk(self, root: Any, root_base: str) -> None:
+    def _walk(self, root: Any, root_base: str, where: str = "") -> None:
+        """Index ``root`` (a resource at ``root_base``); ``where`` prefixes its pointers in errors
+        (the URI of a resource other than the document)."""
         for schema, pointer, parent in schema_objects(root, self._maps):
+            pointer = where + pointer
             base = root_base if parent is None else self._base[id(parent)]
             if self.draft is not None and schema is not root and "$schema" in schema \
                     and draft_named(schema["$schema"]) != self.draft:
@@ -103,7 +151,8 @@ class RefIndex:
                                                                  f"declares {schema['$schema']!r}")
             own = self._own_id(schema)
             if "$ref" in schema and self.draft is None:
-                self._outer_base[id(schema)] = base
+                # the base drafts 4-7 read it under: its own $id ignored, even at the root
+                self._outer_base[id(schema)] = self._retrieved if schema is self.document else base
             if own is not None:
                 url, fragment = urldefrag(join_uri(base, own))
                 if url != base or schema is self.document or not fragment:
@@ -174,7 +223,38 @@ class RefIndex:
         except Exception:  # a package version without it
             return None
         self.resources[url] = contents
-        self._walk(contents, url)
+        self._walk(contents, url, url + "#")
+        return contents
+
+    def _supplied_resource(self, url: str, pointer: str) -> Any:
+        """The caller's resource at ``url``, indexed now (its own ``$id``, if it declares one,
+        names it too), or None where none was supplied.
+
+        Raises:
+            UnsupportedSchemaError: it declares another draft than the document is read under
+                (or, with no draft named, keywords no draft the document reads alike under
+                holds), or draft 3.
+        """
+        contents = self._supplied.get(url)
+        if contents is None:
+            return None
+        declared = contents.get("$schema") if isinstance(contents, dict) else None
+        if before_draft_4(declared):
+            raise UnsupportedSchemaError("$schema", url + "#", f"{declared!r} names draft 3 or earlier")
+        if self.draft is not None:
+            if declared is not None and draft_named(declared) != self.draft:
+                raise UnsupportedSchemaError("$ref", pointer, f"{url!r} declares {declared!r}, and the document is "
+                                                              f"read under draft {self.draft}")
+        else:
+            if self._candidates is None:
+                self._candidates = frozenset(candidate_drafts(self.document))
+            named = draft_named(declared)
+            theirs = {named} if named is not None else set(candidate_drafts(contents))
+            if not theirs & self._candidates:
+                raise UnsupportedSchemaError("$ref", pointer, f"{url!r} and the document use keywords no single "
+                                                              "draft holds; name the draft (draft=, or $schema)")
+        self.resources[url] = contents
+        self._walk(contents, url, url + "#")
         return contents
 
     def alias(self, copy: Any, original: Any) -> None:
@@ -210,10 +290,19 @@ class RefIndex:
         url, fragment = urldefrag(uri)
         resource = self.resources.get(url)
         if resource is None:
+            resource = self._supplied_resource(url, pointer)
+        if resource is None and not self._crawled and self._supplied:
+            # an $id inside a resource not read yet may name it: read them all, once
+            self._crawled = True
+            for other in self._supplied:
+                if other not in self.resources:
+                    self._supplied_resource(other, pointer)
+            resource = self.resources.get(url)
+        if resource is None:
             resource = self._metaschema(url, pointer)
         if resource is None:
-            raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} points outside the document (only references "
-                                                          "within it are followed; nothing is fetched)")
+            raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} points outside the document, at {url!r}, which "
+                                                          "no resource supplies (resources=; nothing is fetched)")
         if fragment and not fragment.startswith("/"):
             found = self.anchors.get(f"{url}#{fragment}")
             if found is None:

@@ -1,9 +1,11 @@
 """$ref within the document: $id base URIs, $anchor, draft-6/7 "#name" ids, JSON pointers inside
-embedded resources; anything outside the document refused."""
+embedded resources; other documents where the caller supplies them (``resources=``, ``base_uri=``);
+anything else outside the document refused."""
 
 from __future__ import annotations
 
 import json
+from urllib.parse import urljoin
 
 import pytest
 
@@ -22,8 +24,8 @@ REFS = [  # schema, accepted, rejected
      ["true"], ["1"]),
     # a pointer inside an embedded resource is relative to that resource
     ({"$id": "http://x.org/", "$defs": {"inner": {"$id": "inner/", "$defs": {"t": {"type": "null"}},
-                                                  "items": {"$ref": "#/$defs/t"}}}, "$ref": "inner/"},
-     ["[null]"], ["[1]"]),
+                                                  "items": {"$ref": "#/$defs/t"}}},
+      "allOf": [{"$ref": "inner/"}]}, ["[null]"], ["[1]"]),
     # a relative $id nested twice
     ({"$id": "http://x.org/a/", "items": {"$id": "b/", "items": {"$ref": "c.json"}},
       "$defs": {"c": {"$id": "b/c.json", "type": "string"}}}, ['[["x"]]'], ["[[1]]"]),
@@ -35,9 +37,23 @@ def test_references_resolve_within_the_document(schema: dict, accepted: list[str
     assert_language(schema, accepted, rejected)
 
 
+def test_a_root_ref_beside_id_is_read_as_each_draft_reads_it() -> None:
+    """Drafts 4-7 ignore the root's ``$id`` beside its ``$ref`` (the document stays at its own
+    URI), later drafts do not: a fragment resolves either way; a relative reference that only
+    the later reading resolves needs the draft named."""
+    schema = {"$id": "http://x.org/", "definitions": {"t": {"type": "null"}}, "$ref": "#/definitions/t"}
+    assert_language(schema, ["null"], ["1"])
+    schema = {"$id": "http://x.org/", "$defs": {"inner": {"$id": "inner/", "type": "null"}}, "$ref": "inner/"}
+    with pytest.raises(gd.UnsupportedSchemaError, match="resolves differently"):
+        gd.compile_json_schema(schema)
+    grammar = gd.compile_json_schema(schema, draft="2020-12")
+    assert grammar.accepts("null") and not grammar.accepts("1")
+
+
 @pytest.mark.parametrize("schema", [
     {"$ref": "http://json-schema.org/draft-05/schema#"},  # no such draft: not packaged
     {"$ref": "other.json#/$defs/a"},
+    {"$id": "http://x.org/a.json", "$ref": "defs.json"},  # a resource exists, but not at this URI
     {"$id": "http://x.org/a.json", "$ref": "http://x.org/b.json"},
     # drafts disagree whether this $id moves the base of its sibling $ref
     {"$id": "http://x.org/base/", "$defs": {"f1": {"$id": "http://x.org/f.json", "type": "string"},
@@ -46,8 +62,9 @@ def test_references_resolve_within_the_document(schema: dict, accepted: list[str
 ])
 def test_references_outside_the_document_are_refused(schema: dict) -> None:
     with pytest.raises(gd.UnsupportedSchemaError) as info:
-        gd.compile_json_schema(schema)
+        gd.compile_json_schema(schema, resources={"http://y.org/defs.json": {"type": "string"}})
     assert info.value.keyword == "$ref"
+    assert "no resource supplies" in str(info.value) or "draft" in str(info.value)
 
 
 def test_a_missing_anchor_is_a_schema_error() -> None:
@@ -174,3 +191,104 @@ def test_a_reference_to_a_drafts_metaschema_reads_the_packaged_copy() -> None:
     for text in ['{"s":{"type":"string"}}', '{"s":{"type":"strin"}}', '{"s":{"minLength":-1}}', '{"s":true}',
                  '{"s":{"required":["a","a"]}}', '{"s":{"enum":[]}}', '{"s":{"properties":{"a":{"maximum":"x"}}}}']:
         assert grammar.accepts(text) == validator.is_valid(json.loads(text)), text
+
+
+# -- other documents: resources= and base_uri= ------------------------------------------------------
+
+_DEFS = {"$id": "https://example.com/schemas/defs.json",
+         "definitions": {"name": {"type": "string", "maxLength": 3},
+                         "pair": {"type": "array", "items": {"$ref": "#/definitions/name"}, "maxItems": 2},
+                         "tagged": {"$id": "tagged.json", "enum": ["a", "b"]},
+                         "next": {"$ref": "more.json#/definitions/flag"}}}
+_MORE = {"definitions": {"flag": {"type": "boolean"}}}
+_RESOURCES = {"https://example.com/schemas/defs.json": _DEFS, "https://example.com/schemas/more.json#": _MORE}
+
+RESOURCE_CASES = [  # schema, base_uri, accepted, rejected
+    ({"$id": "https://example.com/schemas/main.json", "allOf": [{"$ref": "defs.json#/definitions/name"}]}, "",
+     ['"abc"'], ['"abcd"', "1"]),
+    # a pointer inside the other document stays relative to it, and so do its own $refs
+    ({"$id": "https://example.com/schemas/main.json", "items": {"$ref": "defs.json#/definitions/pair"}}, "",
+     ['[["a","bc"]]', "[[]]"], ['[["abcd"]]', '[["a","b","c"]]']),
+    # an $id embedded in the other document names a resource too; a chain of documents
+    ({"$id": "https://example.com/schemas/main.json",
+      "properties": {"t": {"$ref": "tagged.json"}, "f": {"$ref": "defs.json#/definitions/next"}}}, "",
+     ['{"t":"a","f":true}'], ['{"t":"c"}', '{"f":1}']),
+    # no $id: relative references resolve against base_uri
+    ({"items": {"$ref": "schemas/defs.json#/definitions/name"}}, "https://example.com/index.json",
+     ['["ab"]'], ['["abcd"]']),
+    # a root $id resolves against base_uri and overrides it
+    ({"$id": "schemas/", "not": {"$ref": "defs.json#/definitions/name"}}, "https://example.com/", ["1"], ['"x"']),
+]
+
+
+@pytest.mark.parametrize("schema,base_uri,accepted,rejected", RESOURCE_CASES)
+def test_references_reach_the_documents_supplied(schema: dict, base_uri: str, accepted: list[str],
+                                                 rejected: list[str]) -> None:
+    """Judged by ``jsonschema`` with the same documents in a ``referencing`` registry."""
+    jsonschema = require("jsonschema")
+    referencing = require("referencing")
+    grammar = gd.compile_json_schema(schema, resources=_RESOURCES, base_uri=base_uri)
+    uri = base_uri or schema["$id"]
+    # the judge's registry reads a relative root $id as given: resolve it for the judge
+    judged = dict(schema, **{"$id": urljoin(uri, schema["$id"])}) if "$id" in schema else schema
+    uri = judged.get("$id", uri)
+    documents = dict(_RESOURCES, **{uri: judged})
+    registry = referencing.Registry().with_resources(
+        (key.rstrip("#"), referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT7))
+        for key, doc in documents.items())
+    validator = jsonschema.Draft7Validator({"$ref": uri}, registry=registry)
+    for text in accepted + rejected:
+        assert grammar.accepts(text) == (text in accepted) == validator.is_valid(json.loads(text)), text
+
+
+def test_a_root_id_beside_ref_moves_its_base_only_from_2019_09_on() -> None:
+    """Drafts 4-7 ignore an ``$id`` beside ``$ref``, the root's too: the reference resolves
+    against ``base_uri`` there, against the ``$id`` later; read under no draft, the two readings
+    must agree, and here they do not."""
+    schema = {"$id": "https://example.com/schemas/", "$ref": "defs.json#/definitions/name"}
+    resources = dict(_RESOURCES, **{"https://example.com/defs.json": {"definitions": {"name": {"type": "null"}}}})
+    seven = gd.compile_json_schema(schema, resources=resources, base_uri="https://example.com/", draft="7")
+    later = gd.compile_json_schema(schema, resources=resources, base_uri="https://example.com/", draft="2020-12")
+    assert seven.accepts("null") and not seven.accepts('"a"')
+    assert later.accepts('"a"') and not later.accepts("null")
+    with pytest.raises(gd.UnsupportedSchemaError, match="resolves differently"):
+        gd.compile_json_schema(schema, resources=resources, base_uri="https://example.com/")
+
+
+def test_a_relative_resource_key_serves_a_document_without_an_id() -> None:
+    grammar = gd.compile_json_schema({"$ref": "defs.json#/n"}, resources={"defs.json": {"n": {"type": "null"}}})
+    assert grammar.accepts("null") and not grammar.accepts("1")
+
+
+def test_a_resource_declaring_another_draft_is_refused() -> None:
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "http://x.org/a.json", "$ref": "b.json"}
+    other = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}
+    with pytest.raises(gd.UnsupportedSchemaError, match="draft-04.*draft 7") as info:
+        gd.compile_json_schema(schema, resources={"http://x.org/b.json": other})
+    assert info.value.keyword == "$ref"
+    # read under no draft, the two must fit one draft
+    with pytest.raises(gd.UnsupportedSchemaError, match="no single draft"):
+        gd.compile_json_schema({"$id": "http://x.org/a.json", "prefixItems": [{}], "items": {"$ref": "b.json"}},
+                               resources={"http://x.org/b.json": {"dependencies": {"a": ["b"]}, "items": [{}]}})
+    with pytest.raises(gd.UnsupportedSchemaError, match="draft 3"):
+        gd.compile_json_schema({"$id": "http://x.org/a.json", "$ref": "b.json"},
+                               resources={"http://x.org/b.json": {"$schema": "http://json-schema.org/draft-03/schema#"}})
+
+
+@pytest.mark.parametrize("resources,error", [
+    ([("http://x.org/a.json", {})], TypeError),
+    ({1: {}}, TypeError),
+    ({"http://x.org/a.json": "{}"}, TypeError),
+    ({"http://x.org/a.json#/definitions": {}}, ValueError),
+    ({"": {}}, ValueError),
+])
+def test_bad_resources_are_typed_errors(resources: object, error: type) -> None:
+    with pytest.raises(error, match="resources"):
+        gd.compile_json_schema({"type": "null"}, resources=resources)  # type: ignore[arg-type]
+
+
+def test_resources_are_read_not_changed() -> None:
+    before = json.dumps(_RESOURCES, sort_keys=True)
+    gd.compile_json_schema({"$id": "https://example.com/schemas/m.json", "items": {"$ref": "defs.json#/definitions/pair"}},
+                           resources=_RESOURCES)
+    assert json.dumps(_RESOURCES, sort_keys=True) == before

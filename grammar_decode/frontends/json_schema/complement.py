@@ -7,8 +7,11 @@ a way another schema can say: a value of another ``type``; a string shorter than
 ``minimum``; an object without a ``required`` key (``{"properties": {k: false}}``) or whose
 property fails its schema (recursively); an array with an item that fails ``items`` (``contains``
 the complement); a value outside an ``enum`` of strings, numbers, booleans and nulls; a value every
-``anyOf`` branch rejects (a conjunction of their complements, the product written out); ``not S``
-fails exactly where ``S`` holds. Every other keyword raises ``UnsupportedSchemaError``.
+``anyOf`` branch rejects (a conjunction of their complements, the product written out); an object
+with a key that ``additionalProperties`` governs and whose value fails it (where the schema the
+result is conjoined with names every key an object may hold: one schema per such key); a value
+``oneOf`` rejects (no branch holds it, or two do: a conjunction per pair); ``not S`` fails exactly
+where ``S`` holds. Every other keyword raises ``UnsupportedSchemaError``.
 
 The union is exact except where the schemas it is made of are themselves compiled as subsets
 (number bounds write fixed-point decimals only), so ``not`` never admits a value its schema
@@ -22,8 +25,8 @@ from typing import Any, Callable, Iterable
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
-from .disjoint import disjoint, view
-from .keywords import ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, TYPES, Resolve
+from .disjoint import disjoint, kinds, view
+from .keywords import ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, Resolve
 from .merge import Patterns
 
 
@@ -34,9 +37,14 @@ _COUNT_COMPLEMENTS = {"minLength": ("string", "maxLength", -1), "maxLength": ("s
                       "minProperties": ("object", "maxProperties", -1), "maxProperties": ("object", "minProperties", 1)}
 
 
-def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not", depth: int = 0) -> list[Any]:
+def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not", depth: int = 0,
+               within: Any = None) -> list[Any]:
     """Schemas whose union admits exactly the values ``schema`` rejects (see the module
-    docstring); ``keyword`` names the refusal (``not`` or ``if``)."""
+    docstring); ``keyword`` names the refusal (``not`` or ``if``). ``within``, when given, is a
+    schema the result will only ever be conjoined with (the siblings of a ``not``, the other
+    ``oneOf`` branch): the union may then differ outside it, which is what lets
+    ``additionalProperties`` be complemented where ``within`` names every key an object may
+    hold."""
     def refuse(why: str) -> UnsupportedSchemaError:
         return UnsupportedSchemaError(keyword, pointer, why)
 
@@ -88,7 +96,11 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
                 for c in complement(sub, resolve, pointer, keyword, depth + 1):
                     out.append({"type": "object", "required": [key], "properties": {key: c}})
         elif name == "anyOf":
-            out.extend(_outside_all(value, resolve, pointer, keyword, depth, refuse))
+            out.extend(_outside_all(value, resolve, pointer, keyword, depth, refuse, within))
+        elif name == "oneOf":
+            out.extend(_not_exactly_one(value, resolve, pointer, keyword, depth, refuse, within))
+        elif name == "additionalProperties":
+            out.extend(_outside_additional(s, value, within, resolve, pointer, keyword, depth, refuse))
         elif name == "items" and not isinstance(value, list):
             out.extend({"type": "array", "contains": c} for c in complement(value, resolve, pointer, keyword,
                                                                              depth + 1))
@@ -121,16 +133,89 @@ def pruned_product(start: list[Any], choices: Iterable[list[Any]], resolve: Reso
 
 
 def _outside_all(branches: Any, resolve: Resolve, pointer: str, keyword: str, depth: int,
-                 refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
+                 refuse: Callable[[str], UnsupportedSchemaError], within: Any = None) -> list[Any]:
     """Schemas for the values every branch of an ``anyOf`` rejects: the product of the
     branches' complements, one conjunction per choice, less those proved empty
     (``Limits.complement_terms`` at most); [] when the branches together admit every value."""
     if not isinstance(branches, list) or not branches:
         raise SchemaError("'anyOf' must be a non-empty array", pointer)
-    terms = pruned_product([], (complement(b, resolve, pointer, keyword, depth + 1) for b in branches), resolve,
+    terms = pruned_product([], (complement(b, resolve, pointer, keyword, depth + 1, within) for b in branches), resolve,
                            pointer, active().complement_terms, lambda: refuse("the values every anyOf branch rejects need more "
                                                                 f"than {active().complement_terms} conjunctions"))
     return [term[0] if len(term) == 1 else {"allOf": term} for term in terms]
+
+
+def _closed_keys(schema: Any, resolve: Resolve, pointer: str, depth: int = 0) -> frozenset[str] | None:
+    """Every key an object ``schema`` admits may hold (None: not known to be finite):
+    ``properties`` not ``False`` under ``additionalProperties: false`` with no
+    ``patternProperties`` (merged, so an ``allOf`` of closed sides counts), or the union of
+    those of every ``anyOf``/``oneOf`` branch."""
+    try:
+        s = view(schema, resolve, pointer)
+    except UnsupportedSchemaError:
+        return None
+    if s is False:
+        return frozenset()
+    if not isinstance(s, dict) or "object" not in kinds(s):
+        return frozenset()  # no object at all
+    if s.get("additionalProperties", True) is False and not s.get("patternProperties") and SIDES not in s:
+        properties = s.get("properties", {})
+        return frozenset(k for k, v in properties.items() if v is not False) if isinstance(properties, dict) else None
+    for combinator in ("anyOf", "oneOf"):
+        # every object passes some branch (with the rest): the union of what the branches name
+        branches = s.get(combinator)
+        if isinstance(branches, list) and branches and depth < 4:
+            rest = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
+            union: set[str] = set()
+            for branch in branches:
+                keys = _closed_keys({"allOf": [rest, branch]}, resolve, pointer, depth + 1)
+                if keys is None:
+                    break
+                union |= keys
+            else:
+                return frozenset(union)
+    return None
+
+
+def _outside_additional(s: dict[str, Any], value: Any, within: Any, resolve: Resolve, pointer: str, keyword: str,
+                        depth: int, refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:
+    """Schemas for the objects (among those ``within`` admits) with a key outside
+    ``properties`` and ``patternProperties`` whose value fails ``additionalProperties``: one
+    per key ``within`` may hold that ``s`` does not name, that key required with a failing value.
+    Refused where ``within`` may hold keys no list names, or a pattern would have to be matched."""
+    if value is True or value == {}:
+        return []
+    keys = None if within is None else _closed_keys(within, resolve, pointer)
+    if keys is None:
+        raise refuse("the values that fail 'additionalProperties' are not built (only where the schema "
+                     "it is conjoined with names every key)")
+    named = s.get("properties", {})
+    others = sorted(k for k in keys if not (isinstance(named, dict) and k in named))
+    if others and s.get("patternProperties"):
+        raise refuse("the values that fail 'additionalProperties' beside 'patternProperties' are not built")
+    if value is False:
+        return [{"type": "object", "required": [k]} for k in others]
+    failing = complement(value, resolve, pointer, keyword, depth + 1)
+    return [{"type": "object", "required": [k], "properties": {k: c}} for k in others for c in failing]
+
+
+def _not_exactly_one(branches: Any, resolve: Resolve, pointer: str, keyword: str, depth: int,
+                     refuse: Callable[[str], UnsupportedSchemaError], within: Any = None) -> list[Any]:
+    """Schemas for the values a ``oneOf`` rejects: those no branch holds (as for ``anyOf``),
+    and those two or more hold (one conjunction per pair of branches, less the pairs a
+    disjointness proof shows empty). ``Limits.complement_terms`` pairs at most."""
+    if not isinstance(branches, list) or not branches:
+        raise SchemaError("'oneOf' must be a non-empty array", pointer)
+    limit = active().complement_terms
+    out = _outside_all(branches, resolve, pointer, keyword, depth, refuse, within)
+    for i, first in enumerate(branches):
+        for second in branches[i + 1:]:
+            if disjoint(first, second, resolve, pointer):
+                continue
+            out.append({"allOf": [first, second]})
+            if len(out) > limit:
+                raise refuse(f"the values a oneOf rejects need more than {limit} conjunctions")
+    return out
 
 
 def _outside(schema: dict[str, Any], refuse: Callable[[str], UnsupportedSchemaError]) -> list[Any]:

@@ -14,7 +14,8 @@ at each kind of JSON value the two schemas can both admit and needs, for each, o
 Kinds are the JSON types, with numbers split in two (integral values, which ``integer`` admits,
 and the rest), so ``{"type": "integer"}`` and ``{"type": "number"}`` overlap and ``{"type":
 "string"}`` and ``{"type": "number"}`` do not. ``$ref`` and ``allOf`` are merged first
-(``merge``); a branch with ``anyOf`` is disjoint from another when each of its branches is.
+(``merge``); a branch with ``anyOf`` or ``oneOf`` is disjoint from another when each of its
+branches (with the keywords beside them) is.
 """
 
 from __future__ import annotations
@@ -93,11 +94,13 @@ def disjoint(a: Any, b: Any, resolve: Resolve, pointer: str, depth: int = 0) -> 
     except UnsupportedSchemaError:  # a conjunction that does not merge: nothing proved
         return False
     for one, other in ((a, b), (b, a)):
-        if isinstance(one, dict) and isinstance(one.get("anyOf"), list):
-            rest = {k: v for k, v in one.items() if k != "anyOf"}
-            if not (kinds(rest) & kinds(other)):
-                return True
-            return all(disjoint(branch, other, resolve, pointer, depth + 1) for branch in one["anyOf"])
+        for combinator in ("anyOf", "oneOf"):  # a value passing either passes one of its branches
+            if isinstance(one, dict) and isinstance(one.get(combinator), list):
+                rest = {k: v for k, v in one.items() if k != combinator}
+                if not (kinds(rest) & kinds(other)):
+                    return True
+                return all(disjoint({"allOf": [rest, branch]} if rest else branch, other, resolve, pointer, depth + 1)
+                           for branch in one[combinator])
     common = kinds(a) & kinds(b)
     if not common:
         return True

@@ -75,10 +75,10 @@ class Rewriter:
         """``schema`` with ``not`` turned into positive keywords (None: it admits nothing): the
         union of the schemas ``complement`` finds for what ``not`` rejects, as one more
         ``allOf`` branch, or, when that union is only types, a narrower ``type``."""
-        rejected = complement(schema["not"], self.resolve, pointer, "not")
+        rest = {k: v for k, v in schema.items() if k != "not"}
+        rejected = complement(schema["not"], self.resolve, pointer, "not", within=rest)
         if not rejected:
             return None
-        rest = {k: v for k, v in schema.items() if k != "not"}
         if all(isinstance(r, dict) and set(r) == {"type"} for r in rejected):
             kept = {t for r in rejected for t in (r["type"] if isinstance(r["type"], list) else [r["type"]])}
             if "number" in kept:
@@ -99,7 +99,8 @@ class Rewriter:
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
         if "if" in schema and ("then" in schema or "else" in schema):  # alone, each of them constrains nothing
             condition = schema["if"]
-            otherwise = complement(condition, self.resolve, pointer, "if")
+            otherwise = complement(condition, self.resolve, pointer, "if",
+                                   within={"allOf": [rest, schema.get("else", True)]})
             branches = [{"allOf": [condition, schema.get("then", True)]}]
             if otherwise:
                 branches.append({"allOf": [{"anyOf": otherwise}, schema.get("else", True)]})
@@ -200,26 +201,40 @@ class Rewriter:
                     overlapping[i].append(j)
                     overlapping[j].append(i)
         rewritten = {k: v for k, v in schema.items() if k != "oneOf"}
-        rewritten["anyOf"] = self._exclusive_branches(branches, overlapping, pointer) \
+        rewritten["anyOf"] = self._exclusive_branches(branches, views, overlapping, pointer) \
             if any(overlapping) else branches
         return self.view(schema, "oneOf", rewritten)
 
-    def _exclusive_branches(self, branches: list[Any], overlapping: list[list[int]], pointer: str) -> list[Any]:
+    def _exclusive_branches(self, branches: list[Any], views: list[Any], overlapping: list[list[int]],
+                            pointer: str) -> list[Any]:
         """Each branch conjoined with the complements of the branches it may overlap, as a flat
-        list of conjunctions (``[False]`` when none is left)."""
+        list of conjunctions (``[False]`` when none is left); ``views[i]`` is branch ``i`` with
+        the ``oneOf``'s siblings, what the complements it meets are built within."""
         where = pointer_join(pointer, "oneOf")
-        complements: dict[int, list[Any]] = {}
-        for j in sorted({j for others in overlapping for j in others}):
-            try:
-                complements[j] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf")
-            except UnsupportedSchemaError as exc:
-                why = exc.detail or f"{exc.keyword!r} is unknown"
-                raise UnsupportedSchemaError("oneOf", pointer, f"branch {j} is not provably disjoint from branch "
-                                                               f"{overlapping[j][0]}, and {why} "
-                                                               f"(at {exc.pointer or '/'})") from exc
+        complements: dict[tuple[int, int | None], list[Any]] = {}
+
+        def outside(j: int, i: int) -> list[Any]:
+            """The values branch ``j`` rejects, as they meet branch ``i``: one union for every
+            ``i`` where it can be built without knowing ``i``, else one per ``i``."""
+            for key, within in (((j, None), None), ((j, i), views[i])):
+                if key in complements:
+                    return complements[key]
+                try:
+                    complements[key] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf",
+                                                  within=within)
+                    return complements[key]
+                except UnsupportedSchemaError as exc:
+                    if within is None:
+                        continue
+                    why = exc.detail or f"{exc.keyword!r} is unknown"
+                    raise UnsupportedSchemaError("oneOf", pointer, f"branch {j} is not provably disjoint from "
+                                                                   f"branch {i}, and {why} "
+                                                                   f"(at {exc.pointer or '/'})") from exc
+            raise AssertionError("unreachable")  # pragma: no cover
+
         out: list[Any] = []
         for i, branch in enumerate(branches):
-            terms = pruned_product([branch], (complements[j] for j in overlapping[i]), self.resolve, where,
+            terms = pruned_product([branch], (outside(j, i) for j in overlapping[i]), self.resolve, where,
                                    active().one_of_terms - len(out), lambda: UnsupportedSchemaError(
                                        "oneOf", pointer, f"more than {active().one_of_terms} conjunctions would say "
                                                          "that exactly one branch holds"))

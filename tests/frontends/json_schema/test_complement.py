@@ -22,6 +22,9 @@ SIMPLE = [
     # anyOf: a conjunction of the branches' complements
     {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 3}]}, {"anyOf": [{"required": ["a"]}, {"minItems": 2}]},
     {"anyOf": [{"maxLength": 1}, {"const": "xy"}, {"type": "null"}]}, {"anyOf": [{}, {"type": "null"}]},
+    # oneOf: no branch holds, or two do
+    {"oneOf": [{"type": "integer"}, {"minimum": 2}]}, {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+    {"oneOf": [{"type": "string"}, {"maxLength": 1}, {"const": "xy"}]},
 ]
 VALUES = [None, True, False, 0, 5, -2, 2.5, 1.0, 1.5, -0.0, 0.1, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
           {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}]
@@ -59,6 +62,53 @@ def test_if_then_else_is_judged_like_jsonschema(condition: object, then: object,
     validator = jsonschema.Draft202012Validator(schema)
     for value in VALUES:
         assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == validator.is_valid(value), (schema, value)
+
+
+# the siblings of a "not" (or of an "if", or the other oneOf branch) name every key an object may
+# hold: then the objects that fail additionalProperties are those holding one of the other keys
+WITHIN = [
+    {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": False,
+     "not": {"properties": {"a": {}}, "additionalProperties": False}},
+    {"properties": {"a": {}, "b": {"type": "integer"}, "k": {}}, "additionalProperties": False,
+     "not": {"properties": {"a": {}}, "additionalProperties": {"type": "string"}}},
+    {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": False,
+     "if": {"properties": {"a": {}}, "additionalProperties": False}, "then": {"required": ["a"]},
+     "else": {"required": ["b"]}},
+    {"oneOf": [{"type": "object", "additionalProperties": False, "properties": {"a": {"type": "integer"}}},
+               {"type": "object", "additionalProperties": False, "properties": {"b": {}}}, {"type": "string"}]},
+    {"oneOf": [{"additionalProperties": False, "properties": {"a": {}, "b": {}}},
+               {"anyOf": [{"additionalProperties": False, "properties": {"a": {}}},
+                          {"additionalProperties": False, "properties": {"k": {}}}]}]},
+    # two closed sides of an allOf: the merged names
+    {"allOf": [{"properties": {"a": {}, "b": {}}, "additionalProperties": False},
+               {"properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": False}],
+     "not": {"properties": {"b": {}}, "additionalProperties": False}},
+]
+
+
+@pytest.mark.parametrize("schema", WITHIN)
+def test_additional_properties_fail_within_what_names_every_key(schema: dict) -> None:
+    jsonschema = require("jsonschema")
+    grammar = gd.compile_json_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    accepted = 0
+    for value in VALUES:
+        valid = validator.is_valid(value)
+        accepted += valid
+        assert grammar.accepts(json.dumps(value, separators=(",", ":"))) == valid, (schema, value)
+    assert 0 < accepted < len(VALUES)
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"properties": {"a": {}}, "additionalProperties": False}},  # siblings name no keys
+    {"properties": {"b": {}}, "patternProperties": {"^x": {}}, "additionalProperties": False,
+     "not": {"properties": {"a": {}}, "additionalProperties": False}},
+    {"properties": {"b": {}}, "additionalProperties": False,
+     "not": {"properties": {"a": {}}, "patternProperties": {"^c": {}}, "additionalProperties": False}},
+])
+def test_additional_properties_are_refused_where_the_keys_are_not_known(schema: dict) -> None:
+    with pytest.raises(gd.UnsupportedSchemaError, match="Properties"):
+        gd.compile_json_schema(schema)
 
 
 def test_most_compile() -> None:
@@ -119,6 +169,11 @@ MASK_CASES = [
     ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, ["", "1", "2", "2.", "-", "3.5"]),
     ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}, {"type": "string", "minLength": 2}]},
      ["", "{", '{"a":1', '{"a":1,', '{"b":', '{"a":1,"c"']),
+    # closed objects in a oneOf: "{}" passes both, so a key must be written; not of a oneOf
+    ({"oneOf": [{"type": "object", "additionalProperties": False, "properties": {"ps": {"type": "string"}}},
+                {"type": "object", "additionalProperties": False, "properties": {"sh": {"type": "string"}}}]},
+     ["", "{", '{"ps":"x"', '{"sh":"x"']),
+    ({"not": {"oneOf": [{"type": "integer"}, {"minimum": 2}]}}, ["", "1", "2", "1.", "-", "3", "1.9"]),
     # numbers outside an enum, and numbers with a fraction
     ({"type": "number", "not": {"enum": [1, 2.5]}}, ["", "1", "1.", "1.0", "2.5", "2.50", "-"]),
     ({"type": "number", "not": {"type": "integer"}, "maximum": 100}, ["", "1", "1.", "1.0", "99.9", "0.00000000000"]),

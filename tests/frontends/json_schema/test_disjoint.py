@@ -87,6 +87,8 @@ SCHEMAS = [
     {"type": "array", "minItems": 2}, {"required": ["a"]}, {"required": ["b"], "properties": {"a": False}},
     CAT, DOG, {"anyOf": [{"type": "null"}, {"const": 7}]}, {"allOf": [{"type": "integer"}, {"minimum": 5}]},
     {"type": "object", "additionalProperties": False, "properties": {"kind": {}}},
+    # a oneOf (like an anyOf) is apart from what each of its branches is apart from
+    {"oneOf": [CAT, {"type": "string"}]}, {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
 ]
 
 

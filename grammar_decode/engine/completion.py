@@ -18,6 +18,7 @@ or no byte lowers the bound, ``completion`` returns None and the budget makes no
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Iterator
 
@@ -36,16 +37,42 @@ class Completions:
     filled idempotently)."""
 
     def __init__(self, recognizer: Recognizer, max_cache_bytes: int = 32 << 20) -> None:
+        """O(lexemes): each lexeme's fewest bytes now (where a lexeme too complex to analyse is
+        refused at compile time, ``RegexTooComplex``); the tables over the rewritten grammar
+        (O(grammar), a large share of a big grammar's compile) on first use, as many grammars
+        are only ever masked without a closing budget."""
         self.recognizer = recognizer
         #: longest canonical completion followed (bytes): ``Limits.completion_bytes`` when built
         self.limit = active().completion_bytes
-        parser = recognizer.parser
         exprs = recognizer.exprs
-        self.lexeme_min = []
+        #: fewest bytes of each lexeme (None: it matches nothing)
+        self.lexeme_min: list[int | None] = []
         for index, expr in enumerate(recognizer.grammar.lexeme_exprs):
             if not index & 255:
                 check_deadline()
             self.lexeme_min.append(exprs.min_length(expr))
+        self._rest: list[float] | None = None
+        self._build_lock = threading.Lock()
+        self._links: ByteBoundedLRU[tuple[int, State] | None] = ByteBoundedLRU(max_cache_bytes)
+        self._cont_cost: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
+        self._parse_cost: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
+        self._after: "weakref.WeakKeyDictionary[ParseState, dict[int, int]]" = weakref.WeakKeyDictionary()
+
+    @property
+    def rest(self) -> list[float]:
+        """``rest[p]``: fewest bytes from parser position ``p`` to the end of its alternative."""
+        found = self._rest
+        return found if found is not None else self._build()
+
+    def _build(self) -> list[float]:
+        with self._build_lock:  # one build, whichever thread asks first
+            if self._rest is None:
+                self._rest = self._compute()
+            return self._rest
+
+    def _compute(self) -> list[float]:
+        parser = self.recognizer.parser
+        lexeme_min = self.lexeme_min
         symbols = parser.symbols
         # fewest bytes per rewritten rule
         alternatives = []
@@ -60,24 +87,21 @@ class Completions:
                 alts.append(tuple(symbols[first:position]))
             alternatives.append(alts)
         check_deadline()
-        rule_min = shortest_derivations(alternatives, lambda t: self.lexeme_min[t])
+        rule_min = shortest_derivations(alternatives, lambda t: lexeme_min[t])
         check_deadline()
         # rest[p]: fewest bytes from position p to the end of its alternative
-        rest = [0] * len(symbols)
+        rest: list[float] = [0] * len(symbols)
         for position in range(len(symbols) - 1, -1, -1):
             symbol = symbols[position]
-            rest[position] = 0 if symbol == END else min(INFINITE, self._symbol_min(symbol, rule_min) + rest[position + 1])
-        self.rest = rest
-        self._links: ByteBoundedLRU[tuple[int, State] | None] = ByteBoundedLRU(max_cache_bytes)
-        self._cont_cost: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
-        self._parse_cost: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
-        self._after: "weakref.WeakKeyDictionary[ParseState, dict[int, int]]" = weakref.WeakKeyDictionary()
-
-    def _symbol_min(self, symbol: int, rule_min: list[int]) -> int:
-        if symbol >= 0:
-            found = self.lexeme_min[symbol]
-            return INFINITE if found is None else found
-        return rule_min[~symbol]
+            if symbol == END:
+                continue
+            if symbol >= 0:
+                found = lexeme_min[symbol]
+                own: float = INFINITE if found is None else found
+            else:
+                own = rule_min[~symbol]
+            rest[position] = min(INFINITE, own + rest[position + 1])
+        return rest
 
     def cont_cost(self, cont: Cont) -> int:
         """Fewest bytes from a return point to the end of the text."""

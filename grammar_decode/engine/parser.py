@@ -216,6 +216,40 @@ class Parser:
         return state is not None and state.accepting
 
 
+def _dependency_order(symbols: list[int], firsts: list[tuple[int, ...]]) -> list[int]:
+    """Every rule once, each after the rules its alternatives use except where a cycle makes
+    that impossible (a depth-first post-order, iterative: grammars nest deeply)."""
+    order: list[int] = []
+    state = [0] * len(firsts)  # 0 unseen, 1 on the stack, 2 done
+    for root in range(len(firsts)):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack = [(root, _used_rules(symbols, firsts[root]))]
+        while stack:
+            rule, pending = stack[-1]
+            if pending:
+                other = pending.pop()
+                if not state[other]:
+                    state[other] = 1
+                    stack.append((other, _used_rules(symbols, firsts[other])))
+                continue
+            stack.pop()
+            state[rule] = 2
+            order.append(rule)
+    return order
+
+
+def _used_rules(symbols: list[int], starts: tuple[int, ...]) -> list[int]:
+    used = []
+    for position in starts:
+        while symbols[position] != END:
+            if symbols[position] < 0:
+                used.append(~symbols[position])
+            position += 1
+    return used
+
+
 class _DepthLimit:
     """The nesting analysis behind ``Grammar.max_depth``. Every symbol changes the depth by a
     fixed ``net`` (a lexeme's declared one; a rule's, the same for each of its derivations, as in
@@ -272,11 +306,33 @@ class _DepthLimit:
                                    "amounts: a depth limit needs a fixed one")
         for rule, total in rule_net.items():
             self.net[~rule] = total
-        # each rule's shallowest peak: a least fixed point from above, re-evaluating only the
-        # alternatives that use a rule whose peak went down
+        # each rule's shallowest peak: a least fixed point from above. Rules are evaluated once
+        # each in dependency order (a rule after those it uses, cycles aside), then a worklist
+        # re-evaluates only the alternatives that read a rule before its peak went down (those
+        # a cycle reaches): O(grammar) where the grammar has no recursion, instead of one
+        # re-evaluation of every user each time a rule's value falls.
         inf = 1 << 40
         rule_peak = [inf] * len(firsts)
-        work = list(range(len(alternatives)))
+        evaluated = [False] * len(alternatives)
+        own_alternatives: list[list[int]] = [[] for _ in firsts]
+        for index, (rule, _first) in enumerate(alternatives):
+            own_alternatives[rule].append(index)
+        work: list[int] = []
+
+        def lowered(rule: int, value: int) -> None:
+            rule_peak[rule] = value
+            work.extend(index for index in users.get(rule, ()) if evaluated[index])
+
+        for rule in _dependency_order(symbols, firsts):
+            steps += 1
+            if not steps & 1023:
+                check_deadline()
+            best = inf
+            for index in own_alternatives[rule]:
+                evaluated[index] = True
+                best = min(best, self._rest_peak(alternatives[index][1], peak, rule_peak, inf))
+            if best < rule_peak[rule]:
+                lowered(rule, best)
         while work:
             steps += 1
             if not steps & 1023:
@@ -284,8 +340,7 @@ class _DepthLimit:
             rule, first = alternatives[work.pop()]
             value = self._rest_peak(first, peak, rule_peak, inf)
             if value < rule_peak[rule]:
-                rule_peak[rule] = value
-                work.extend(users.get(rule, ()))
+                lowered(rule, value)
         for rule, value in enumerate(rule_peak):
             peak[~rule] = value
         self.peak_rest = [0] * len(symbols)

@@ -92,8 +92,12 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
                 raise SchemaError("'required' must be an array of strings", pointer)
             out.extend({"type": "object", "properties": {k: False}} for k in value)
         elif name == "properties":
+            keys = None if within is None else _closed_keys(within, resolve, pointer)
             for key, sub in value.items():
-                for c in complement(sub, resolve, pointer, keyword, depth + 1):
+                if keys is not None and key not in keys:
+                    continue  # no object within holds the key: nothing fails here
+                inner = None if keys is None else _property_schema(within, key, resolve, pointer)
+                for c in complement(sub, resolve, pointer, keyword, depth + 1, inner):
                     out.append({"type": "object", "required": [key], "properties": {key: c}})
         elif name == "anyOf":
             out.extend(_outside_all(value, resolve, pointer, keyword, depth, refuse, within))
@@ -156,7 +160,9 @@ def _closed_keys(schema: Any, resolve: Resolve, pointer: str, depth: int = 0) ->
         return None
     if s is False:
         return frozenset()
-    if not isinstance(s, dict) or "object" not in kinds(s):
+    if not isinstance(s, dict):
+        return None  # True: any object
+    if "object" not in kinds(s):
         return frozenset()  # no object at all
     if s.get("additionalProperties", True) is False and not s.get("patternProperties") and SIDES not in s:
         properties = s.get("properties", {})
@@ -174,6 +180,18 @@ def _closed_keys(schema: Any, resolve: Resolve, pointer: str, depth: int = 0) ->
                 union |= keys
             else:
                 return frozenset(union)
+    return None
+
+
+def _property_schema(schema: Any, key: str, resolve: Resolve, pointer: str) -> Any:
+    """What the value at ``key`` meets in the objects ``schema`` admits, where ``schema`` is
+    closed and names ``key`` (``_closed_keys``), so that nothing else governs it; None when
+    that is not known."""
+    s = view(schema, resolve, pointer)
+    properties = s.get("properties") if isinstance(s, dict) else None
+    if isinstance(properties, dict) and key in properties and s.get("additionalProperties", True) is False \
+            and not s.get("patternProperties") and SIDES not in s:
+        return properties[key]
     return None
 
 

@@ -10,8 +10,9 @@ schema object that holds it; a reference that is only a fragment (``#/$defs/a``,
 in the resource of its base, whatever its scheme (``urn:`` included), as ``jsonschema`` reads it.
 A reference to another document is followed where the caller supplied that document
 (``resources``: absolute URI -> schema, as ``compile_json_schema(..., resources=...)`` takes
-them), read when first referenced (all of them at the first URI none is supplied at: an ``$id``
-inside one may name it), under the same draft; a reference to the metaschema of a
+them), read when first referenced (an ``$id`` inside one names a resource from then on: no
+search through every supplied document, whose cost would grow with the catalogue), under the
+same draft; a reference to the metaschema of a
 supported draft is read from the ``jsonschema-specifications`` package when it is installed (it
 ships them as data). A reference to anything else outside the document (a URI that no ``$id``
 here declares and no resource supplies) raises ``UnsupportedSchemaError``: nothing is ever
@@ -107,7 +108,6 @@ class RefIndex:
         self.document = document
         self._supplied = resources or {}
         self._candidates: Optional[frozenset[str]] = None  # drafts the document reads alike under (draft None)
-        self._crawled = False  # every supplied resource indexed (for an $id embedded in one)
         self.draft = draft
         self.known = KnownKeywords(unknown_keywords)
         self.number_formats = number_formats
@@ -291,18 +291,14 @@ class RefIndex:
         resource = self.resources.get(url)
         if resource is None:
             resource = self._supplied_resource(url, pointer)
-        if resource is None and not self._crawled and self._supplied:
-            # an $id inside a resource not read yet may name it: read them all, once
-            self._crawled = True
-            for other in self._supplied:
-                if other not in self.resources:
-                    self._supplied_resource(other, pointer)
-            resource = self.resources.get(url)
         if resource is None:
             resource = self._metaschema(url, pointer)
         if resource is None:
             raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} points outside the document, at {url!r}, which "
-                                                          "no resource supplies (resources=; nothing is fetched)")
+                                                          "no resource supplies (resources=; nothing is fetched)"
+                                                          + (f"; an $id inside a supplied document names a resource "
+                                                             "once a reference has reached that document: supply it "
+                                                             "under its own URI too" if self._supplied else ""))
         if fragment and not fragment.startswith("/"):
             found = self.anchors.get(f"{url}#{fragment}")
             if found is None:

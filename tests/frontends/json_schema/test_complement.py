@@ -27,7 +27,8 @@ SIMPLE = [
     {"oneOf": [{"type": "string"}, {"maxLength": 1}, {"const": "xy"}]},
 ]
 VALUES = [None, True, False, 0, 5, -2, 2.5, 1.0, 1.5, -0.0, 0.1, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
-          {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}]
+          {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}, {"a": {}}, {"a": {"x": 1}}, {"a": {"y": 1}},
+          {"k": {"x": 1}}, {"k": {"y": 1}}, {"k": {}}, {"a": {}, "b": 1}]
 
 
 @pytest.mark.parametrize("index", range(len(SIMPLE)))
@@ -79,6 +80,13 @@ WITHIN = [
     {"oneOf": [{"additionalProperties": False, "properties": {"a": {}, "b": {}}},
                {"anyOf": [{"additionalProperties": False, "properties": {"a": {}}},
                           {"additionalProperties": False, "properties": {"k": {}}}]}]},
+    # closed branches without a type (non-objects pass all of them); a nested closed object
+    {"oneOf": [{"properties": {"a": {"properties": {"x": {}}, "additionalProperties": False}},
+                "additionalProperties": False},
+               {"properties": {"b": {}}, "additionalProperties": False}]},
+    {"type": "object", "properties": {"k": {"type": "object", "properties": {"x": {}, "y": {}},
+                                            "additionalProperties": False}}, "additionalProperties": False,
+     "not": {"properties": {"k": {"properties": {"x": {}}, "additionalProperties": False}, "z": {}}}},
     # two closed sides of an allOf: the merged names
     {"allOf": [{"properties": {"a": {}, "b": {}}, "additionalProperties": False},
                {"properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": False}],
@@ -101,6 +109,8 @@ def test_additional_properties_fail_within_what_names_every_key(schema: dict) ->
 
 @pytest.mark.parametrize("schema", [
     {"not": {"properties": {"a": {}}, "additionalProperties": False}},  # siblings name no keys
+    # a branch that admits everything names no keys (objects with any keys pass it)
+    {"oneOf": [True, {"properties": {"a": {}}, "additionalProperties": False}]},
     {"properties": {"b": {}}, "patternProperties": {"^x": {}}, "additionalProperties": False,
      "not": {"properties": {"a": {}}, "additionalProperties": False}},
     {"properties": {"b": {}}, "additionalProperties": False,

@@ -209,10 +209,10 @@ RESOURCE_CASES = [  # schema, base_uri, accepted, rejected
     # a pointer inside the other document stays relative to it, and so do its own $refs
     ({"$id": "https://example.com/schemas/main.json", "items": {"$ref": "defs.json#/definitions/pair"}}, "",
      ['[["a","bc"]]', "[[]]"], ['[["abcd"]]', '[["a","b","c"]]']),
-    # an $id embedded in the other document names a resource too; a chain of documents
+    # a chain of documents; an $id embedded in one names a resource once it is reached
     ({"$id": "https://example.com/schemas/main.json",
-      "properties": {"t": {"$ref": "tagged.json"}, "f": {"$ref": "defs.json#/definitions/next"}}}, "",
-     ['{"t":"a","f":true}'], ['{"t":"c"}', '{"f":1}']),
+      "properties": {"f": {"$ref": "defs.json#/definitions/next"}, "t": {"$ref": "tagged.json"}}}, "",
+     ['{"f":true,"t":"a"}'], ['{"t":"c"}', '{"f":1}']),
     # no $id: relative references resolve against base_uri
     ({"items": {"$ref": "schemas/defs.json#/definitions/name"}}, "https://example.com/index.json",
      ['["ab"]'], ['["abcd"]']),
@@ -255,13 +255,24 @@ def test_a_root_id_beside_ref_moves_its_base_only_from_2019_09_on() -> None:
         gd.compile_json_schema(schema, resources=resources, base_uri="https://example.com/")
 
 
+def test_an_id_inside_a_document_not_reached_is_not_searched_for() -> None:
+    with pytest.raises(gd.UnsupportedSchemaError, match="under its own URI"):
+        gd.compile_json_schema({"$id": "https://example.com/schemas/main.json", "items": {"$ref": "tagged.json"}},
+                               resources=_RESOURCES)
+    grammar = gd.compile_json_schema({"$id": "https://example.com/schemas/main.json", "items": {"$ref": "tagged.json"}},
+                                     resources=dict(_RESOURCES, **{"https://example.com/schemas/tagged.json":
+                                                                   _DEFS["definitions"]["tagged"]}))
+    assert grammar.accepts('["a"]') and not grammar.accepts('["c"]')
+
+
 def test_a_relative_resource_key_serves_a_document_without_an_id() -> None:
     grammar = gd.compile_json_schema({"$ref": "defs.json#/n"}, resources={"defs.json": {"n": {"type": "null"}}})
     assert grammar.accepts("null") and not grammar.accepts("1")
 
 
 def test_a_resource_declaring_another_draft_is_refused() -> None:
-    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "http://x.org/a.json", "$ref": "b.json"}
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "http://x.org/a.json",
+              "allOf": [{"$ref": "b.json"}]}
     other = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}
     with pytest.raises(gd.UnsupportedSchemaError, match="draft-04.*draft 7") as info:
         gd.compile_json_schema(schema, resources={"http://x.org/b.json": other})
@@ -271,7 +282,7 @@ def test_a_resource_declaring_another_draft_is_refused() -> None:
         gd.compile_json_schema({"$id": "http://x.org/a.json", "prefixItems": [{}], "items": {"$ref": "b.json"}},
                                resources={"http://x.org/b.json": {"dependencies": {"a": ["b"]}, "items": [{}]}})
     with pytest.raises(gd.UnsupportedSchemaError, match="draft 3"):
-        gd.compile_json_schema({"$id": "http://x.org/a.json", "$ref": "b.json"},
+        gd.compile_json_schema({"$id": "http://x.org/a.json", "allOf": [{"$ref": "b.json"}]},
                                resources={"http://x.org/b.json": {"$schema": "http://json-schema.org/draft-03/schema#"}})
 
 

@@ -30,7 +30,8 @@ With ``--catalogue URL`` every file is also a resource the others' ``$ref`` may 
 files and how they reference each other); without it a reference to another file is refused.
 llguidance is given the same files without resources (it reads none).
 
-Times are wall-clock seconds inside the worker (compile, and compile + first mask). ``--peer``
+Times are wall-clock seconds inside the worker (compile, and compile + first mask), after the
+vocabulary's own tables are built (once per worker, as once per model in a server). ``--peer``
 runs llguidance (``LLMatcher.grammar_from_json_schema`` + ``LLMatcher`` on the same vocabulary,
 then ``compute_logit_bias`` style first mask) in the same kind of worker, on the same files.
 """
@@ -78,6 +79,9 @@ def _ours(path: str) -> dict[str, Any]:
     global _VOCAB
     if _VOCAB is None:
         _VOCAB = gd.Vocabulary.from_gguf(_vocab_file())
+        # the per-vocabulary tables (trie, string slice) are built once per model, not per
+        # schema: build them here, so that no file's time includes them
+        gd.Matcher(gd.compile_json_schema({"type": "string"}), _VOCAB).mask()
     schema = _load(path)
     if isinstance(schema, Exception):
         return {"outcome": "invalid", "reason": "not JSON", "detail": str(schema)[:200]}

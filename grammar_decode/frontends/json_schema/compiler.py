@@ -43,12 +43,13 @@ draft chosen by ``drafts``; every cap is a ``Limits`` field.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ...errors import GrammarAdmitsNothing, GrammarError, SchemaError, UnsupportedRegexError, UnsupportedSchemaError
 from ...ir import utf8
 from ...limits import active, check_deadline
 from ...ir.grammar import Grammar, Symbol
+from ...ir.regex import ExprSet
 from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
@@ -200,6 +201,10 @@ class JsonSchemaCompiler:
         self.numbers = NumberLexemes(self.grammar, self.lex, self.empty_reasons)
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
         self._part_views: dict[tuple[int, frozenset[str]], dict[str, Any]] = {}
+        # schemas repeat the same patterns and character classes across many objects: each one
+        # is translated once per grammar
+        self._patterns: dict[tuple[str, str], int] = {}
+        self._string_chars: dict[tuple[tuple[int, int], ...], int] = {}
         self._proofs: dict[tuple[int, int], bool] = {}  # disjointness proved, per pair of schema objects
         self.rewriter = Rewriter(self.refs, self.resolve, self._keep)
 
@@ -378,7 +383,7 @@ class JsonSchemaCompiler:
         for one in (pattern if isinstance(pattern, Patterns) else () if pattern is None else (pattern,)):
             bodies.append(self.pattern_body(one, pointer))
         if fmt is not None:
-            bodies.append(translate(exprs, FORMATS[fmt], encode=json_string_chars))
+            bodies.append(translate(exprs, FORMATS[fmt], encode=self.string_chars))
             if fmt in FORMAT_MAX_LENGTH:
                 bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), 0, FORMAT_MAX_LENGTH[fmt]))
         if low or high is not None:
@@ -397,6 +402,16 @@ class JsonSchemaCompiler:
         found = self._bounded[key] = self.grammar.lexeme(expr, f"string {name}")
         return found
 
+    def string_chars(self, exprs: ExprSet, ranges: Iterable[tuple[int, int]]) -> int:
+        """``json_string_chars`` of these ranges, once per grammar."""
+        key = tuple(ranges)
+        if exprs is not self.grammar.exprs:
+            return json_string_chars(exprs, key)
+        found = self._string_chars.get(key)
+        if found is None:
+            found = self._string_chars[key] = json_string_chars(exprs, key)
+        return found
+
     def pattern_body(self, pattern: str, pointer: str, dialect: Dialect = "both") -> int:
         """The JSON-encoded texts (no quotes) whose decoded text ``pattern`` matches with search
         semantics, whatever escapes spell it. Python's ``re`` (what the ``jsonschema`` validator
@@ -404,8 +419,13 @@ class JsonSchemaCompiler:
         ``dialect="both"`` the text must match under both (the reading of a pattern that must
         match), with ``"either"`` under at least one (the reading to subtract where a pattern must
         not match, so what remains matches under neither): see ``translate``."""
+        found = self._patterns.get((pattern, dialect))
+        if found is not None:
+            return found
         try:
-            return translate(self.grammar.exprs, pattern, search=True, encode=json_string_chars, dialect=dialect)
+            found = translate(self.grammar.exprs, pattern, search=True, encode=self.string_chars, dialect=dialect)
+            self._patterns[(pattern, dialect)] = found
+            return found
         except UnsupportedRegexError as exc:
             raise UnsupportedSchemaError("pattern", pointer, f"{exc.construct} in {pattern!r}") from exc
         except GrammarError as exc:

@@ -97,6 +97,8 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
                 if keys is not None and key not in keys:
                     continue  # no object within holds the key: nothing fails here
                 inner = None if keys is None else _property_schema(within, key, resolve, pointer)
+                if inner is not None and _same_schema(sub, inner, resolve, pointer):
+                    continue  # a value failing it there fails it here: no object within
                 for c in complement(sub, resolve, pointer, keyword, depth + 1, inner):
                     out.append({"type": "object", "required": [key], "properties": {key: c}})
         elif name == "anyOf":
@@ -193,6 +195,19 @@ def _property_schema(schema: Any, key: str, resolve: Resolve, pointer: str) -> A
             and not s.get("patternProperties") and SIDES not in s:
         return properties[key]
     return None
+
+
+def _same_schema(a: Any, b: Any, resolve: Resolve, pointer: str) -> bool:
+    """Whether ``a`` and ``b`` are shown to be one schema: the same object, or references to
+    the same target (the usual case of two branches sharing a definition)."""
+    if a is b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict) and set(a) == {"$ref"} == set(b):
+        try:
+            return resolve(a, pointer) is resolve(b, pointer)
+        except (SchemaError, UnsupportedSchemaError):
+            return False
+    return False
 
 
 def _outside_additional(s: dict[str, Any], value: Any, within: Any, resolve: Resolve, pointer: str, keyword: str,

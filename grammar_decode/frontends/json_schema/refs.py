@@ -202,7 +202,42 @@ class RefIndex:
             elif keyword in _MAP and isinstance(value, dict):
                 value = {name: self.view(sub) for name, sub in value.items()}
             copy[keyword] = value
+        if "unevaluatedProperties" in copy and not self._evaluates_keys_in_place(schema, set()):
+            # only its own properties/patternProperties evaluate keys: what is left is what
+            # additionalProperties governs (nothing, if it is there), exactly
+            left = copy.pop("unevaluatedProperties")
+            copy.setdefault("additionalProperties", left)
         return copy
+
+    _EVALUATING = ("properties", "patternProperties", "additionalProperties", "unevaluatedProperties")
+
+    def _evaluates_keys_in_place(self, schema: dict[str, Any], seen: set[int]) -> bool:
+        """Whether a subschema applied in place to the same object (``allOf``/``anyOf``/``oneOf``,
+        ``if``/``then``/``else``, ``dependentSchemas``, ``$ref``: not ``not``, which yields no
+        annotations) may evaluate keys. Conservative: a dynamic reference, a cycle or a
+        reference that does not resolve counts as evaluating."""
+        if id(schema) in seen:
+            return True
+        seen.add(id(schema))
+        subschemas: list[Any] = []
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            if isinstance(schema.get(keyword), list):
+                subschemas.extend(schema[keyword])
+        subschemas.extend(schema[k] for k in ("if", "then", "else") if k in schema)
+        if isinstance(schema.get("dependentSchemas"), dict):
+            subschemas.extend(schema["dependentSchemas"].values())
+        if "$dynamicRef" in schema or "$recursiveRef" in schema:
+            return True
+        if isinstance(schema.get("$ref"), str):
+            try:
+                subschemas.append(self._lookup(join_uri(self.base_of(schema), schema["$ref"]), schema["$ref"], ""))
+            except SchemaError:
+                return True
+        for sub in subschemas:
+            if isinstance(sub, dict) and (any(k in sub for k in self._EVALUATING)
+                                          or self._evaluates_keys_in_place(sub, seen)):
+                return True
+        return False
 
     def _metaschema(self, url: str, pointer: str) -> Any:
         """The metaschema of a supported draft at ``url`` (http or https, as ``$schema`` names
@@ -296,7 +331,7 @@ class RefIndex:
         if resource is None:
             raise UnsupportedSchemaError("$ref", pointer, f"{ref!r} points outside the document, at {url!r}, which "
                                                           "no resource supplies (resources=; nothing is fetched)"
-                                                          + (f"; an $id inside a supplied document names a resource "
+                                                          + ("; an $id inside a supplied document names a resource "
                                                              "once a reference has reached that document: supply it "
                                                              "under its own URI too" if self._supplied else ""))
         if fragment and not fragment.startswith("/"):

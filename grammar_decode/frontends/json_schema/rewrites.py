@@ -21,7 +21,7 @@ from typing import Any
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
 from .complement import complement, pruned_product
-from .disjoint import disjoint
+from .disjoint import disjoint, view
 from .keywords import ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve, pointer_join
 from .refs import RefIndex
 
@@ -41,6 +41,20 @@ def declared_types(schema: dict[str, Any], pointer: str) -> list[str] | None:
         raise SchemaError("'type' lists a type twice", pointer_join(pointer, "type"))
     # integer ⊂ number: listing both adds nothing but ambiguity
     return [n for n in names if not (n == "integer" and "number" in names)]
+
+
+#: Keywords that constrain values of one type only (every value of another type passes them).
+_KINDS_OF_KEYWORDS = {
+    "object": frozenset({"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+                         "minProperties", "maxProperties", "dependentRequired", "dependencies", "dependentSchemas",
+                         "unevaluatedProperties"}),
+    "array": frozenset({"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains",
+                        "minContains", "maxContains", "unevaluatedItems"}),
+    "string": frozenset({"minLength", "maxLength", "pattern"}),  # (not format: some name numbers)
+    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
+    "boolean": frozenset(),
+    "null": frozenset(),
+}
 
 
 class Rewriter:
@@ -192,6 +206,12 @@ class Rewriter:
         if len(branches) > active().one_of_branches:
             raise UnsupportedSchemaError("oneOf", pointer, f"more than {active().one_of_branches} branches to prove apart")
         siblings = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
+        shared = self._passed_by_two(branches, where)
+        if shared:
+            # every value of these types passes two branches or more (object keywords say nothing
+            # of a string): none of them passes the oneOf
+            kept = [t for t in TYPES if t not in shared and not (t == "integer" and "number" in shared)]
+            siblings = dict(siblings, allOf=list(siblings.get("allOf", [])) + [{"type": kept} if kept else False])
         # the proofs may use what the siblings already rule out ("type": "object" beside the branches)
         views = [{"allOf": [siblings, branch]} if siblings else branch for branch in branches]
         overlapping: list[list[int]] = [[] for _ in branches]
@@ -201,9 +221,41 @@ class Rewriter:
                     overlapping[i].append(j)
                     overlapping[j].append(i)
         rewritten = {k: v for k, v in schema.items() if k != "oneOf"}
+        if shared:
+            rewritten["allOf"] = siblings["allOf"]
         rewritten["anyOf"] = self._exclusive_branches(branches, views, overlapping, pointer) \
             if any(overlapping) else branches
         return self.view(schema, "oneOf", rewritten)
+
+    def _passed_by_two(self, branches: list[Any], pointer: str) -> set[str]:
+        """The JSON types (``number`` standing for both numeric ones) every value of which two
+        branches or more pass: those of branches whose keywords all constrain other types only
+        (an object-only branch passes every string). Conservative: a branch with any other
+        keyword (``type``, ``enum``, ``not``, an applicator...) counts for no type."""
+        counts: dict[str, int] = {}
+        for branch in branches:
+            try:
+                s = view(branch, self.resolve, pointer)
+            except UnsupportedSchemaError:
+                continue
+            if s is True:
+                passed = set(_KINDS_OF_KEYWORDS)
+            elif not isinstance(s, dict) or not s:
+                passed = set(_KINDS_OF_KEYWORDS) if s == {} else set()
+            else:
+                passed = set(_KINDS_OF_KEYWORDS)
+                for keyword in s:
+                    if keyword in ANNOTATIONS:
+                        continue
+                    owner = next((kind for kind, words in _KINDS_OF_KEYWORDS.items() if keyword in words), None)
+                    if owner is None:
+                        passed = set()
+                        break
+                    passed.discard(owner)
+            for kind in passed:
+                counts[kind] = counts.get(kind, 0) + 1
+        shared = {kind for kind, count in counts.items() if count >= 2}
+        return shared | ({"integer"} if "number" in shared else set())
 
     def _exclusive_branches(self, branches: list[Any], views: list[Any], overlapping: list[list[int]],
                             pointer: str) -> list[Any]:

@@ -28,7 +28,8 @@ SIMPLE = [
 ]
 VALUES = [None, True, False, 0, 5, -2, 2.5, 1.0, 1.5, -0.0, 0.1, "", "a", "xy", "abc", "\u00e9", [], ["a"], [1, "b"], ["a", "b", "c"], {},
           {"a": 1}, {"a": "s"}, {"k": "us"}, {"k": "uk"}, {"a": 1, "b": 2}, {"a": {}}, {"a": {"x": 1}}, {"a": {"y": 1}},
-          {"k": {"x": 1}}, {"k": {"y": 1}}, {"k": {}}, {"a": {}, "b": 1}]
+          {"k": {"x": 1}}, {"k": {"y": 1}}, {"k": {}}, {"a": {}, "b": 1}, {"t": "a"}, {"t": "b"}, {"t": "a", "x": 1},
+          {"t": "b", "x": 1}, {"t": "c"}]
 
 
 @pytest.mark.parametrize("index", range(len(SIMPLE)))
@@ -87,6 +88,16 @@ WITHIN = [
     {"type": "object", "properties": {"k": {"type": "object", "properties": {"x": {}, "y": {}},
                                             "additionalProperties": False}}, "additionalProperties": False,
      "not": {"properties": {"k": {"properties": {"x": {}}, "additionalProperties": False}, "z": {}}}},
+    # branches that say nothing of non-objects: every string passes both, so no string passes
+    # the oneOf, and among objects the discriminator proves them apart
+    {"oneOf": [{"properties": {"t": {"const": "a"}, "x": {}}, "required": ["t"], "additionalProperties": False},
+               {"properties": {"t": {"const": "b"}}, "required": ["t"], "additionalProperties": False}]},
+    {"oneOf": [{"minLength": 2}, {"properties": {"a": {}}}, {"type": "integer"}]},
+    # unevaluatedProperties where only the schema's own properties evaluate keys
+    {"oneOf": [{"type": "object", "properties": {"a": {}, "b": {}}, "unevaluatedProperties": False,
+                "oneOf": [{"required": ["a"]}, {"required": ["b"], "not": {"required": ["a"]}}]},
+               {"type": "object", "properties": {"k": {}}, "required": ["k"], "unevaluatedProperties": False}]},
+    {"properties": {"a": {}}, "not": {"type": "null"}, "unevaluatedProperties": False},
     # two closed sides of an allOf: the merged names
     {"allOf": [{"properties": {"a": {}, "b": {}}, "additionalProperties": False},
                {"properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": False}],
@@ -156,7 +167,8 @@ def test_a_discriminator_picks_the_branch() -> None:
     ({"if": {"multipleOf": 2}, "then": {"minimum": 0}}, "if"),
     ({"not": {"anyOf": [{"type": "integer", "minimum": i} for i in range(6)]}}, "not"),  # 3**6 conjunctions
     ({"not": {"anyOf": [{"type": "null"}, {"uniqueItems": True}]}}, "not"),
-    ({"properties": {"a": {}}, "not": {"type": "null"}, "unevaluatedProperties": False}, "unevaluatedProperties"),
+    ({"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "not": {"type": "null"},
+      "unevaluatedProperties": False}, "unevaluatedProperties"),
 ])
 def test_what_cannot_be_built_is_refused(schema: dict, keyword: str) -> None:
     with pytest.raises(gd.UnsupportedSchemaError) as info:

@@ -61,6 +61,11 @@ OBJECTS = [  # schema, accepted, rejected
     ({"patternProperties": {"^x": {}}, "unevaluatedProperties": {"type": "integer"}},
      ['{"xa":"s","y":1}'], ['{"y":"s"}']),
     ({"additionalProperties": {"type": "string"}, "unevaluatedProperties": False}, ['{"a":"s"}'], ['{"a":1}']),
+    # inside an allOf branch, where only that branch's own keywords evaluate keys: there it is
+    # additionalProperties (the parent's properties evaluate nothing for the branch)
+    ({"properties": {"a": {}}, "allOf": [{"unevaluatedProperties": False}]}, ["{}", "1"], ['{"a":1}']),
+    ({"allOf": [{"properties": {"a": {}}, "oneOf": [{"required": ["a"]}, {"not": {"required": ["a"]}}],
+                 "unevaluatedProperties": False}]}, ['{"a":1}', "{}"], ['{"b":1}', '{"a":1,"b":1}']),
     ({"anyOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"properties": {"b": {}}}],
       "unevaluatedProperties": False}, ['{"a":1}', '{"b":1}'], ['{"c":1}', '{"a":1,"c":2}']),
     ({"type": "object", "dependencies": {"a": {"maxProperties": 1}, "b": ["c"]}},
@@ -104,7 +109,8 @@ def test_extra_keys_forbid_reads_an_absent_additional_properties_as_false() -> N
 REFUSED = [
     ({"minProperties": 2}, "minProperties"),  # two other keys may spell one name
     ({"dependentSchemas": {k: {"required": ["z"]} for k in "abcde"}}, "dependentSchemas"),
-    ({"properties": {"a": {}}, "allOf": [{"unevaluatedProperties": False}]}, "unevaluatedProperties"),
+    ({"properties": {"a": {}}, "allOf": [{"anyOf": [{"properties": {"c": {}}}], "unevaluatedProperties": False}]},
+     "unevaluatedProperties"),
     ({"dependentSchemas": {"a": {"required": ["b"]}}, "anyOf": [{"required": ["c"]}]}, "dependentSchemas"),
     ({"propertyNames": {"anyOf": [{"maxLength": 2}]}}, "propertyNames"),
     ({"patternProperties": {f"^{i}": {} for i in range(13)}}, "patternProperties"),

@@ -39,6 +39,7 @@ then ``compute_logit_bias`` style first mask) in the same kind of worker, on the
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -302,6 +303,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.catalogue:
         _RESOURCES.update(_catalogue(paths, args.catalogue))
         _BASES.update((p, args.catalogue[0] + Path(p).name) for p in paths)
+        # millions of long-lived objects: left to the collector, every full collection would
+        # walk them all inside some file's timed compile
+        gc.freeze()
     if args.limit:
         paths = paths[:args.limit]
     _vocab_file()  # fetched once here, not in every worker

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import GrammarAdmitsNothing, GrammarError, GrammarTooLarge
 from ..limits import active, check_deadline
-from ..ir.grammar import INFINITE, Alternative, Grammar, Symbol, shortest_derivations
+from ..ir.grammar import Alternative, Grammar, Symbol
 
 @dataclass
 class Rewritten:
@@ -120,10 +120,13 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
     for index, alts in enumerate(rules):
         units.append({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0})
     check_deadline()
-    closure = []
+    merged: list[list[Alternative]] = []
     for index in range(len(rules)):
         if not index & 255:
             check_deadline()
+        if not units[index]:
+            merged.append(rules[index])  # no unit alternative (most rules): already distinct
+            continue
         seen = {index}
         stack = [index]
         while stack:
@@ -131,12 +134,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
                 if other not in seen:
                     seen.add(other)
                     stack.append(other)
-        closure.append(seen)
-    merged: list[list[Alternative]] = []
-    for index in range(len(rules)):
-        if not index & 255:
-            check_deadline()
-        merged.append(list(dict.fromkeys(alt for other in sorted(closure[index]) for alt in rules[other]
+        merged.append(list(dict.fromkeys(alt for other in sorted(seen) for alt in rules[other]
                                          if not (len(alt) == 1 and alt[0] < 0))))
     rules = merged
     rules = _reachable_only(rules, start_rule)
@@ -175,12 +173,50 @@ def _check(rules: list[list[Alternative]], max_size: int) -> None:
                               "(Limits.grammar_size)")
 
 
+def _derives(rules: list[list[Alternative]], with_lexemes: bool) -> list[bool]:
+    """Which rules derive some text (``with_lexemes``: productive) or the empty text (not:
+    nullable): a least fixed point by counting, O(size). An alternative holds once each of its
+    rules does (and, for the empty text, when it has no lexeme); a rule, once one of its
+    alternatives does."""
+    holds = [False] * len(rules)
+    waiting: list[int] = []  # per alternative: its rule symbols not known to hold yet
+    owner: list[int] = []
+    users: list[list[int]] = [[] for _ in rules]
+    ready: list[int] = []
+    for rule, alternatives in enumerate(rules):
+        if not rule & 1023:
+            check_deadline()
+        for alternative in alternatives:
+            if not with_lexemes and any(symbol >= 0 for symbol in alternative):
+                continue  # a lexeme: never empty
+            index = len(owner)
+            owner.append(rule)
+            count = 0
+            for symbol in alternative:
+                if symbol < 0:
+                    users[~symbol].append(index)
+                    count += 1
+            waiting.append(count)
+            if count == 0:
+                ready.append(index)
+    while ready:
+        rule = owner[ready.pop()]
+        if holds[rule]:
+            continue
+        holds[rule] = True
+        for index in users[rule]:
+            waiting[index] -= 1
+            if waiting[index] == 0:
+                ready.append(index)
+    return holds
+
+
 def _productive(rules: list[list[Alternative]]) -> list[bool]:
-    return [c < INFINITE for c in shortest_derivations(rules, lambda _t: 1)]
+    return _derives(rules, with_lexemes=True)
 
 
 def _nullable(rules: list[list[Alternative]]) -> list[bool]:
-    return [c == 0 for c in shortest_derivations(rules, lambda _t: 1)]
+    return _derives(rules, with_lexemes=False)
 
 
 def _reachable_only(rules: list[list[Alternative]], start: int) -> list[list[Alternative]]:

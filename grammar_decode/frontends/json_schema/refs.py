@@ -115,6 +115,7 @@ class RefIndex:
         self._base: dict[int, str] = {}
         self._outer_base: dict[int, str] = {}  # base around a schema holding $ref (drafts 4-7 ignore its $id)
         self._views: dict[int, Any] = {}
+        self._resolved: dict[int, tuple[dict[str, Any], Any, Any]] = {}  # id(holder) -> (holder, $ref, target)
         self._pointers: dict[int, str] = {}  # where each schema object stands (for errors of the views)
         # where embedded resources are looked for: drafts 4-7 know no $defs/dependentSchemas, later
         # drafts no dependencies (a schema under an unknown keyword is no resource there)
@@ -302,7 +303,16 @@ class RefIndex:
         return self._base.get(id(schema), self.root_base)
 
     def resolve(self, holder: dict[str, Any], pointer: str) -> Any:
-        """The schema ``holder["$ref"]`` points at."""
+        """The schema ``holder["$ref"]`` points at (memoised per holder: proofs and merges ask
+        for the same references many times)."""
+        found = self._resolved.get(id(holder))
+        if found is not None and found[0] is holder and found[1] == holder.get("$ref"):
+            return found[2]
+        target = self._resolve(holder, pointer)
+        self._resolved[id(holder)] = (holder, holder["$ref"], target)  # the holder kept: ids stay unique
+        return target
+
+    def _resolve(self, holder: dict[str, Any], pointer: str) -> Any:
         ref = holder["$ref"]
         if not isinstance(ref, str):
             raise SchemaError("'$ref' must be a string", pointer_join(pointer, "$ref"))

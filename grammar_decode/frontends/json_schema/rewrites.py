@@ -212,8 +212,9 @@ class Rewriter:
             # of a string): none of them passes the oneOf
             kept = [t for t in TYPES if t not in shared and not (t == "integer" and "number" in shared)]
             siblings = dict(siblings, allOf=list(siblings.get("allOf", [])) + [{"type": kept} if kept else False])
-        # the proofs may use what the siblings already rule out ("type": "object" beside the branches)
-        views = [{"allOf": [siblings, branch]} if siblings else branch for branch in branches]
+        # the proofs may use what the siblings already rule out ("type": "object" beside the branches);
+        # each merged once here rather than once per proof (O(branches²) of them)
+        views = [self._merged({"allOf": [siblings, branch]} if siblings else branch, where) for branch in branches]
         overlapping: list[list[int]] = [[] for _ in branches]
         for i, first in enumerate(views):
             for j in range(i + 1, len(views)):
@@ -226,6 +227,17 @@ class Rewriter:
         rewritten["anyOf"] = self._exclusive_branches(branches, views, overlapping, pointer) \
             if any(overlapping) else branches
         return self.view(schema, "oneOf", rewritten)
+
+    def _merged(self, schema: Any, pointer: str) -> Any:
+        """``schema`` with its ``$ref``/``allOf`` merged (``disjoint.view``), or as it is where the
+        merge refuses (the proofs then claim nothing of it)."""
+        try:
+            merged = view(schema, self.resolve, pointer)
+        except UnsupportedSchemaError:
+            return schema
+        if isinstance(merged, dict):
+            self._keep.append(merged)
+        return merged
 
     def _passed_by_two(self, branches: list[Any], pointer: str) -> set[str]:
         """The JSON types (``number`` standing for both numeric ones) every value of which two

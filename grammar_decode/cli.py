@@ -339,9 +339,11 @@ def _validates(schema: Any, document: Any, draft: str | None, resources: dict[st
 
     cls = validator_class(schema, draft)
     dialect = referencing.jsonschema.specification_with(cls.META_SCHEMA["$schema"])
-    registry: Any = referencing.Registry().with_resources(
-        (uri, referencing.Resource.from_contents(contents, default_specification=dialect))
-        for uri, contents in resources.items())
+    # each handed over when a reference asks for it (crawling every document up front trips
+    # over boolean subschemas under drafts 4-7 in referencing)
+    registry: Any = referencing.Registry(
+        retrieve=lambda uri: referencing.Resource.from_contents(resources[uri.split("#")[0]],
+                                                                default_specification=dialect))
     return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry).is_valid(document)
 
 

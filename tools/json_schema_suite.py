@@ -53,11 +53,14 @@ def suite_version() -> str:
 
 def suite_dir() -> Path:
     """``json/tests`` of the ``jsonschema`` sdist (same version as the installed validator),
-    fetched and extracted once."""
+    fetched and extracted once, with the suite's ``json/remotes`` beside it (``remotes/``)."""
     version = suite_version()
     target = cache_root() / f"json-schema-test-suite-{version}"
-    if (target / "draft2020-12").is_dir():
+    if (target / "draft2020-12").is_dir() and (target / "remotes").is_dir():
         return target
+    if target.is_dir():  # an extraction from before the remotes were kept
+        import shutil
+        shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         print(f"fetching the jsonschema=={version} sdist for the JSON-Schema-Test-Suite...", file=sys.stderr)
@@ -68,14 +71,26 @@ def suite_dir() -> Path:
         with tarfile.open(archive) as tar:
             for member in tar.getmembers():
                 parts = member.name.split("/")
-                if len(parts) > 3 and parts[1:3] == ["json", "tests"] and member.isfile():
-                    out = staged.joinpath(*parts[3:])
+                if len(parts) > 3 and parts[1] == "json" and parts[2] in ("tests", "remotes") and member.isfile():
+                    out = staged.joinpath(*parts[3:]) if parts[2] == "tests" else staged.joinpath("remotes", *parts[3:])
                     out.parent.mkdir(parents=True, exist_ok=True)
                     source = tar.extractfile(member)
                     if source is not None:
                         out.write_bytes(source.read())
         staged.rename(target)
     return target
+
+
+#: Where the suite's remote references point: its ``remotes`` folder, served there by the
+#: suite's own runners (nothing is fetched here: the files are handed over as ``resources=``).
+REMOTE_BASE = "http://localhost:1234/"
+
+
+def remotes(root: Path | None = None) -> dict[str, Any]:
+    """The suite's remote documents by the URL its schemas reference them at."""
+    folder = (root or suite_dir()) / "remotes"
+    return {REMOTE_BASE + path.relative_to(folder).as_posix(): json.loads(path.read_text(encoding="utf-8"))
+            for path in sorted(folder.rglob("*.json"))}
 
 
 @dataclass
@@ -133,10 +148,10 @@ def serialisations(value: Any) -> list[str]:
     return out
 
 
-def run_group(draft: str, name: str, group: dict[str, Any]) -> GroupResult:
+def run_group(draft: str, name: str, group: dict[str, Any], resources: dict[str, Any] | None = None) -> GroupResult:
     result = GroupResult(group=name, draft=draft, compiled=False)
     try:
-        grammar = compile_json_schema(group["schema"], draft=draft_of(draft))
+        grammar = compile_json_schema(group["schema"], draft=draft_of(draft), resources=resources)
     except UnsupportedSchemaError as exc:
         result.refusal = exc.keyword
         return result
@@ -170,7 +185,8 @@ VALIDATORS = {f"draft{draft}": name for draft, name in VALIDATOR_NAMES.items()}
 
 def run_suite(drafts: tuple[str, ...] = DRAFTS) -> list[GroupResult]:
     root = suite_dir()
-    return [run_group(draft, name, group) for draft, name, group in groups(root, drafts)]
+    served = remotes(root)
+    return [run_group(draft, name, group, served) for draft, name, group in groups(root, drafts)]
 
 
 def summary_table(results: list[GroupResult]) -> str:

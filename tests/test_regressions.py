@@ -6,7 +6,10 @@ these bugs produced output that parsed as JSON and was wrong anyway.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pytest
 
 from helpers import require
 
@@ -156,3 +159,21 @@ def test_keys_a_not_names_stay_unevaluated() -> None:
     assert not grammar.accepts('{"baz":"baz","bar":[650,"igue"]}')
     assert grammar.accepts('{"baz":"baz"}') and grammar.accepts('{"foo":"x","bar":"bar"}')
     assert gd.compile_json_schema({"not": {"not": {"properties": {"a": {"const": 1}}}}}).accepts('{"a":1}')
+
+
+def test_keys_a_dependencies_schema_names_stay_unevaluated_from_2019_09_on() -> None:
+    """``dependencies`` is enforced in every draft here, but from 2019-09 on it is no applicator:
+    the keys its schema names are not evaluated. The ``unevaluatedProperties`` merge counted them,
+    so ``{"a": 1, "b": 2}`` was accepted where 2020-12's validator rejects it. Now the combination
+    is refused where other keywords evaluate keys too, and read exactly where none does."""
+    jsonschema = require("jsonschema")
+    dependent = {"dependencies": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": False}
+    with pytest.raises(gd.UnsupportedSchemaError, match="dependencies"):
+        gd.compile_json_schema({"properties": {"a": {}}, "allOf": [{"properties": {"c": {}}}], **dependent})
+    schema = {"properties": {"a": {}}, **dependent}
+    grammar = gd.compile_json_schema(schema)
+    judge = jsonschema.Draft202012Validator(schema)
+    for text in ['{"a":1,"b":2}', '{"a":1}', '{"b":1}', "{}"]:
+        assert grammar.accepts(text) == judge.is_valid(json.loads(text)), text
+    # drafts 4-7 know no unevaluatedProperties: there dependencies applies as it always did
+    assert gd.compile_json_schema(schema, draft="7").accepts('{"a":1,"b":2}')

@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
 from .disjoint import disjoint, kinds, view
-from .keywords import ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, Resolve
+from .keywords import (ANNOTATIONS, DEPENDENCY_SCHEMA, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS,
+                       SIDES, TYPES, Resolve)
 from .merge import Patterns
 
 
@@ -59,7 +60,7 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
         raise SchemaError(f"a schema must be an object or a boolean, got {type(s).__name__}", pointer)
     out: list[Any] = []
     for name, value in s.items():
-        if name in ANNOTATIONS or name is EVALUATES_NOTHING:
+        if name in ANNOTATIONS or name is EVALUATES_NOTHING or name is DEPENDENCY_SCHEMA:
             continue
         if name == "type":
             names = value if isinstance(value, list) else [value]

@@ -61,7 +61,12 @@ SIDES = Marker("additional properties of each conjunct")
 #: in ``properties`` are not evaluated by it (annotations of a ``not`` are dropped), so
 #: ``unevaluatedProperties`` still applies to them. Constrains nothing itself.
 EVALUATES_NOTHING = Marker("evaluates nothing")
-MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, SIDES, EVALUATES_NOTHING)
+#: The conjunct a schema-valued ``dependencies`` contributes outside drafts 4-7: enforced here in
+#: every draft, but from 2019-09 on no applicator, so what it names is not evaluated for
+#: ``unevaluatedProperties`` (``merge`` refuses the combination). Constrains nothing itself.
+DEPENDENCY_SCHEMA = Marker("a dependencies schema")
+MARKERS = (NOT_STRINGS, NOT_PATTERNS, NOT_INTEGRAL, UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, SIDES, EVALUATES_NOTHING,
+           DEPENDENCY_SCHEMA)
 
 #: Keywords the supported drafts define that annotate but constrain nothing; accepted anywhere.
 #: ``discriminator`` is OpenAPI's hint at which ``oneOf`` branch applies: the branches themselves

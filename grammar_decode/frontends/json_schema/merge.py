@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
-from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES, UNEVALUATED_ITEMS,
-                       UNEVALUATED_PROPERTIES, Resolve)
+from .keywords import (ANNOTATIONS, DEPENDENCY_SCHEMA, EVALUATES_NOTHING, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
+                       UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve)
 
 
 class Part(NamedTuple):
@@ -184,7 +184,7 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
                 unevaluated[keyword] = items[keyword]
         for keyword, value in items.items():
             if keyword in ANNOTATIONS or keyword in ("const", "enum") or keyword in _POSITIONAL \
-                    or keyword in (UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, EVALUATES_NOTHING):
+                    or keyword in (UNEVALUATED_PROPERTIES, UNEVALUATED_ITEMS, EVALUATES_NOTHING, DEPENDENCY_SCHEMA):
                 continue
             if keyword not in out:
                 out[keyword] = value
@@ -260,6 +260,10 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         rests = [rest for _prefix, rest in arrays]
         out["items"] = rests[0] if len(rests) == 1 else Conjunction(rests)
     every = [dict(part.items()) for part in parts]
+    if unevaluated.get(UNEVALUATED_PROPERTIES, True) is not True \
+            and any(DEPENDENCY_SCHEMA in items for items in every):
+        raise UnsupportedSchemaError("unevaluatedProperties", pointer, "beside a schema-valued 'dependencies' (from "
+                                                                       "2019-09 on it evaluates no key; not built)")
     if unevaluated.get(UNEVALUATED_PROPERTIES, True) is not True \
             and not any("additionalProperties" in items for items in every):
         # keys no properties/patternProperties of the conjunction name: what additionalProperties

@@ -22,7 +22,9 @@ from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
 from .complement import complement, pruned_product
 from .disjoint import disjoint, view
-from .keywords import ANNOTATIONS, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve, pointer_join
+from .keywords import (ANNOTATIONS, DEPENDENCY_SCHEMA, TYPES, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve,
+                       pointer_join)
+from .drafts import LEGACY
 from .refs import RefIndex
 
 
@@ -152,6 +154,10 @@ class Rewriter:
                     continue  # the array form stays (objects)
                 if sub is True or (isinstance(sub, dict) and all(k in ANNOTATIONS for k in sub)):
                     continue
+                if keyword == "dependencies" and self.refs.draft not in LEGACY:
+                    sub = {DEPENDENCY_SCHEMA: True, "allOf": [sub]}  # (merge: it evaluates no key there)
+                    self.refs.alias(sub, schema)
+                    self._keep.append(sub)
                 dependent.append((key, sub))
             if keyword == "dependencies":
                 arrays = {k: v for k, v in value.items() if isinstance(v, list)}

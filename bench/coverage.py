@@ -55,6 +55,8 @@ from typing import Any, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_info, progress, render_table  # noqa: E402
 
+from grammar_decode.frontends.json_schema.refs import declared_uri  # noqa: E402
+
 _VOCAB: Any = None
 _PEER: Any = None
 _RESOURCES: dict[str, Any] = {}  # the catalogue (--catalogue), loaded before the workers fork
@@ -264,9 +266,9 @@ def _catalogue(paths: list[str], prefixes: list[str]) -> dict[str, Any]:
             continue
         name = Path(path).name
         uris = [p + n for p in prefixes for n in (name, name.removesuffix(".json"))]
-        declared = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
-        if isinstance(declared, str) and declared.split("#")[0]:
-            uris.insert(0, declared.split("#")[0])
+        declared = declared_uri(schema)
+        if declared is not None:
+            uris.insert(0, declared)
         for uri in uris:
             table.setdefault(uri, schema)
     return table

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from .errors import GrammarDecodeError, GrammarError, SchemaError, SchemaWarning, VocabularyError
 from .compile import compile_grammar, compile_json_schema, compile_regex
 from .frontends.json_schema import DRAFTS, VALIDATOR_NAMES, WHITESPACE_MODES, parse_schema
+from .frontends.json_schema.refs import declared_uri
 from .generation import generate
 from .integrations import llama_cpp_setup
 from .limits import Limits
@@ -87,8 +88,8 @@ def load_resources(arguments: list[str]) -> dict[str, Any]:
         except SchemaError as exc:
             raise UsageError(f"--resource {file!r}: {exc}") from exc
         if not uri:
-            declared = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
-            if not isinstance(declared, str) or not declared.split("#")[0]:
+            declared = declared_uri(schema)
+            if declared is None:
                 raise UsageError(f"--resource {file!r} declares no $id: give its URI as URI={file}")
             uri = declared
         table[uri.split("#")[0]] = schema
@@ -334,17 +335,20 @@ def _validates(schema: Any, document: Any, draft: str | None, resources: dict[st
     registry."""
     if importlib.util.find_spec("jsonschema") is None:
         return True
-    import referencing  # a dependency of jsonschema
+    cls = validator_class(schema, draft)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=resource_registry(resources, cls)).is_valid(document)
+
+
+def resource_registry(resources: dict[str, Any], validator: Any) -> Any:
+    """A ``referencing`` registry (a ``jsonschema`` dependency) that hands ``resources`` over
+    when a reference asks for one, read under ``validator``'s draft (crawling every document up
+    front trips over boolean subschemas under drafts 4-7 in ``referencing``)."""
+    import referencing
     import referencing.jsonschema
 
-    cls = validator_class(schema, draft)
-    dialect = referencing.jsonschema.specification_with(cls.META_SCHEMA["$schema"])
-    # each handed over when a reference asks for it (crawling every document up front trips
-    # over boolean subschemas under drafts 4-7 in referencing)
-    registry: Any = referencing.Registry(
-        retrieve=lambda uri: referencing.Resource.from_contents(resources[uri.split("#")[0]],
-                                                                default_specification=dialect))
-    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry).is_valid(document)
+    dialect = referencing.jsonschema.specification_with(validator.META_SCHEMA["$schema"])
+    return referencing.Registry(retrieve=lambda uri: referencing.Resource.from_contents(
+        resources[uri.split("#")[0]], default_specification=dialect))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -111,6 +111,7 @@ class Completions:
         found = memo.get(cont)
         if found is not None:
             return found
+        rest = self.rest
         # iterative post-order: stacks can be deep
         stack = [cont]
         while stack:
@@ -123,7 +124,7 @@ class Completions:
             if top in memo:
                 continue
             below = min((0 if p is ROOT else memo[p]) for p in top.parents)
-            memo[top] = min(INFINITE, self.rest[top.position] + below)
+            memo[top] = min(INFINITE, rest[top.position] + below)
         return memo[cont]
 
     def parse_cost(self, parse: ParseState) -> int:
@@ -133,10 +134,10 @@ class Completions:
             if parse.accepting:
                 found = 0
             else:
-                found = INFINITE
+                found, rest = INFINITE, self.rest
                 for position, conts in parse.threads:
                     below = min(self.cont_cost(c) for c in conts)
-                    found = min(found, self.rest[position] + below)
+                    found = min(found, rest[position] + below)
             self._parse_cost[parse] = found
         return found
 
@@ -168,10 +169,10 @@ class Completions:
         found = self._after.get(parse)
         if found is not None:
             return found
-        symbols = self.recognizer.parser.symbols
+        symbols, rest = self.recognizer.parser.symbols, self.rest
         out: dict[int, int] = {}
         for position, conts in parse.threads:
-            cost = min(INFINITE, self.rest[position + 1] + min(self.cont_cost(c) for c in conts))
+            cost = min(INFINITE, rest[position + 1] + min(self.cont_cost(c) for c in conts))
             lexeme = symbols[position]
             if cost < out.get(lexeme, INFINITE):
                 out[lexeme] = cost

@@ -94,10 +94,13 @@ def complement(schema: Any, resolve: Resolve, pointer: str, keyword: str = "not"
             out.extend({"type": "object", "properties": {k: False}} for k in value)
         elif name == "properties":
             keys = None if within is None else _closed_keys(within, resolve, pointer)
+            # what each key's value meets within, where within is itself closed (nothing else governs it)
+            around = _merged_or_none(within, resolve, pointer) if keys is not None else None
+            closed = around.get("properties", {}) if isinstance(around, dict) and _closed(around) else {}
             for key, sub in value.items():
                 if keys is not None and key not in keys:
                     continue  # no object within holds the key: nothing fails here
-                inner = None if keys is None else _property_schema(within, key, resolve, pointer)
+                inner = closed.get(key) if isinstance(closed, dict) else None
                 if inner is not None and _same_schema(sub, inner, resolve, pointer):
                     continue  # a value failing it there fails it here: no object within
                 for c in complement(sub, resolve, pointer, keyword, depth + 1, inner):
@@ -157,9 +160,8 @@ def _closed_keys(schema: Any, resolve: Resolve, pointer: str, depth: int = 0) ->
     ``properties`` not ``False`` under ``additionalProperties: false`` with no
     ``patternProperties`` (merged, so an ``allOf`` of closed sides counts), or the union of
     those of every ``anyOf``/``oneOf`` branch."""
-    try:
-        s = view(schema, resolve, pointer)
-    except UnsupportedSchemaError:
+    s = _merged_or_none(schema, resolve, pointer)
+    if s is None:
         return None
     if s is False:
         return frozenset()
@@ -167,7 +169,7 @@ def _closed_keys(schema: Any, resolve: Resolve, pointer: str, depth: int = 0) ->
         return None  # True: any object
     if "object" not in kinds(s):
         return frozenset()  # no object at all
-    if s.get("additionalProperties", True) is False and not s.get("patternProperties") and SIDES not in s:
+    if _closed(s):
         properties = s.get("properties", {})
         return frozenset(k for k, v in properties.items() if v is not False) if isinstance(properties, dict) else None
     for combinator in ("anyOf", "oneOf"):
@@ -186,16 +188,17 @@ def _closed_keys(schema: Any, resolve: Resolve, pointer: str, depth: int = 0) ->
     return None
 
 
-def _property_schema(schema: Any, key: str, resolve: Resolve, pointer: str) -> Any:
-    """What the value at ``key`` meets in the objects ``schema`` admits, where ``schema`` is
-    closed and names ``key`` (``_closed_keys``), so that nothing else governs it; None when
-    that is not known."""
-    s = view(schema, resolve, pointer)
-    properties = s.get("properties") if isinstance(s, dict) else None
-    if isinstance(properties, dict) and key in properties and s.get("additionalProperties", True) is False \
-            and not s.get("patternProperties") and SIDES not in s:
-        return properties[key]
-    return None
+def _merged_or_none(schema: Any, resolve: Resolve, pointer: str) -> Any:
+    """``schema`` merged (``view``), or None where the merge refuses."""
+    try:
+        return view(schema, resolve, pointer)
+    except UnsupportedSchemaError:
+        return None
+
+
+def _closed(s: dict[str, Any]) -> bool:
+    """Whether a merged object schema admits no key outside its ``properties``."""
+    return s.get("additionalProperties", True) is False and not s.get("patternProperties") and SIDES not in s
 
 
 def _same_schema(a: Any, b: Any, resolve: Resolve, pointer: str) -> bool:

@@ -40,7 +40,7 @@ from .keywords import SCHEMA_MAP_KEYWORDS as _MAP
 from .keywords import NUMBER_FORMATS, pointer_join
 from .walk import schema_objects
 
-__all__ = ["RefIndex", "join_uri", "pointer_join", "resource_table"]
+__all__ = ["RefIndex", "declared_uri", "join_uri", "pointer_join", "resource_table"]
 
 
 def join_uri(base: str, reference: str) -> str:
@@ -62,6 +62,14 @@ def _with_range(schema: dict[str, Any], low: int, high: int) -> dict[str, Any]:
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
             out[keyword] = tighter(value, edge)
     return out
+
+
+def declared_uri(document: Any) -> Optional[str]:
+    """The URI a schema document declares for itself (its root ``$id``, or draft 4's ``id``),
+    without fragment; None where it declares none."""
+    declared = document.get("$id", document.get("id")) if isinstance(document, dict) else None
+    url = urldefrag(declared).url if isinstance(declared, str) else ""
+    return url or None
 
 
 def resource_table(resources: Optional[Mapping[str, Any]]) -> dict[str, Any]:

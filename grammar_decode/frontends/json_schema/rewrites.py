@@ -57,6 +57,7 @@ _KINDS_OF_KEYWORDS = {
     "boolean": frozenset(),
     "null": frozenset(),
 }
+_KIND_OF_KEYWORD = {keyword: kind for kind, words in _KINDS_OF_KEYWORDS.items() for keyword in words}
 
 
 class Rewriter:
@@ -256,20 +257,15 @@ class Rewriter:
                 s = view(branch, self.resolve, pointer)
             except UnsupportedSchemaError:
                 continue
-            if s is True:
-                passed = set(_KINDS_OF_KEYWORDS)
-            elif not isinstance(s, dict) or not s:
-                passed = set(_KINDS_OF_KEYWORDS) if s == {} else set()
-            else:
-                passed = set(_KINDS_OF_KEYWORDS)
-                for keyword in s:
-                    if keyword in ANNOTATIONS:
-                        continue
-                    owner = next((kind for kind, words in _KINDS_OF_KEYWORDS.items() if keyword in words), None)
-                    if owner is None:
-                        passed = set()
-                        break
-                    passed.discard(owner)
+            passed = set(_KINDS_OF_KEYWORDS) if s is not False else set()
+            for keyword in s if isinstance(s, dict) else ():
+                if keyword in ANNOTATIONS:
+                    continue
+                owner = _KIND_OF_KEYWORD.get(keyword)
+                if owner is None:
+                    passed = set()
+                    break
+                passed.discard(owner)
             for kind in passed:
                 counts[kind] = counts.get(kind, 0) + 1
         shared = {kind for kind, count in counts.items() if count >= 2}
@@ -281,26 +277,30 @@ class Rewriter:
         list of conjunctions (``[False]`` when none is left); ``views[i]`` is branch ``i`` with
         the ``oneOf``'s siblings, what the complements it meets are built within."""
         where = pointer_join(pointer, "oneOf")
-        complements: dict[tuple[int, int | None], list[Any]] = {}
+        # the values branch j rejects: one union for every branch it meets where it can be built
+        # alone (None where it cannot), else one per branch met
+        alone: dict[int, list[Any] | None] = {}
+        met: dict[tuple[int, int], list[Any]] = {}
 
         def outside(j: int, i: int) -> list[Any]:
-            """The values branch ``j`` rejects, as they meet branch ``i``: one union for every
-            ``i`` where it can be built without knowing ``i``, else one per ``i``."""
-            for key, within in (((j, None), None), ((j, i), views[i])):
-                if key in complements:
-                    return complements[key]
+            if j not in alone:
                 try:
-                    complements[key] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf",
-                                                  within=within)
-                    return complements[key]
+                    alone[j] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf")
+                except UnsupportedSchemaError:
+                    alone[j] = None
+            found = alone[j]
+            if found is not None:
+                return found
+            if (j, i) not in met:
+                try:
+                    met[(j, i)] = complement(branches[j], self.resolve, pointer_join(where, j), "oneOf",
+                                             within=views[i])
                 except UnsupportedSchemaError as exc:
-                    if within is None:
-                        continue
                     why = exc.detail or f"{exc.keyword!r} is unknown"
                     raise UnsupportedSchemaError("oneOf", pointer, f"branch {j} is not provably disjoint from "
                                                                    f"branch {i}, and {why} "
                                                                    f"(at {exc.pointer or '/'})") from exc
-            raise AssertionError("unreachable")  # pragma: no cover
+            return met[(j, i)]
 
         out: list[Any] = []
         for i, branch in enumerate(branches):

@@ -48,10 +48,9 @@ def test_random_logits_documents_of_every_compiled_group_validate(results: list[
     format checking on). This looks where the suite's instances do not."""
     import jsonschema
     import numpy as np
-    import referencing
-    import referencing.jsonschema
 
     import grammar_decode as gd
+    from grammar_decode.cli import resource_registry
     from tools.json_schema_suite import VALIDATORS, draft_of, groups, remotes, suite_dir
 
     compiled = {r.group for r in results if r.compiled}
@@ -63,13 +62,8 @@ def test_random_logits_documents_of_every_compiled_group_validate(results: list[
             continue
         grammar = gd.compile_json_schema(group["schema"], draft=draft_of(draft), resources=served)
         cls = getattr(jsonschema, VALIDATORS[draft])
-        dialect = referencing.jsonschema.specification_with(cls.META_SCHEMA["$schema"])
-        # handed over when asked for (crawling all of them trips over booleans under the legacy drafts)
-        registry: referencing.Registry = referencing.Registry(
-            retrieve=lambda uri, dialect=dialect: referencing.Resource.from_contents(  # type: ignore[misc]
-                served[uri.rstrip("#")], default_specification=dialect))
         # that draft's format checkers; the suite's remote documents where its runners serve them
-        validator = cls(group["schema"], format_checker=cls.FORMAT_CHECKER, registry=registry)
+        validator = cls(group["schema"], format_checker=cls.FORMAT_CHECKER, registry=resource_registry(served, cls))
         budget = min(grammar.min_completion_tokens(gpt2) + 16, 96)
         for seed in range(2):
             result = gd.generate(lambda ids: rng.standard_normal(len(gpt2)), grammar, gpt2, max_tokens=budget,

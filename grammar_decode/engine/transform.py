@@ -5,7 +5,9 @@ The parser (``parser.py``) predicts top-down, so it needs a grammar with no empt
 language matters to constrained decoding, never the parse trees, so these classic rewrites are
 free to restructure rules:
 
-1. drop unproductive and unreachable symbols (a grammar whose start derives nothing is an error);
+1. merge rules with the same alternatives (front ends build the same shape many times over:
+   a JSON Schema's ``allOf`` distributed over ``oneOf`` branches repeats whole objects), then
+   drop unproductive and unreachable symbols (a grammar whose start derives nothing is an error);
 2. split alternatives longer than two symbols into right-nested chains (so step 3 creates at most
    three variants per alternative, and the parser's tail calls keep right recursion flat);
 3. remove empty alternatives (every nullable symbol becomes optional where it is used);
@@ -52,7 +54,8 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
         start = ~(len(names) - 1)
     start_rule = ~start
 
-    # 1. productive, then reachable
+    # 1. equal rules merged, productive, then reachable
+    rules, start_rule = _merge_equal_rules(rules, start_rule)
     empty_lexemes = set()
     for index, expr in enumerate(grammar.lexeme_exprs):
         if not index & 255:
@@ -209,6 +212,39 @@ def _derives(rules: list[list[Alternative]], with_lexemes: bool) -> list[bool]:
             if waiting[index] == 0:
                 ready.append(index)
     return holds
+
+
+def _merge_equal_rules(rules: list[list[Alternative]], start: int) -> tuple[list[list[Alternative]], int]:
+    """Rules whose alternatives are the same, symbol for symbol once the rules they use are
+    merged, replaced by one of them (the first); the others are left unused for
+    ``_reachable_only``. One pass in post-order over the rule graph (a rule after the rules it
+    uses): rules on a cycle are compared by the names they use, so equal cycles may stay apart.
+    Returns the rules and the start rule. O(grammar)."""
+    canonical = list(range(len(rules)))
+    by_body: dict[tuple[Alternative, ...], int] = {}
+    done = [False] * len(rules)
+    for root in range(len(rules)):
+        if done[root]:
+            continue
+        # iterative post-order: (rule, index of the next alternative symbol to visit)
+        stack = [(root, iter([~s for alt in rules[root] for s in alt if s < 0]))]
+        done[root] = True
+        while stack:
+            rule, children = stack[-1]
+            child = next(children, None)
+            if child is not None:
+                if not done[child]:
+                    done[child] = True
+                    stack.append((child, iter([~s for alt in rules[child] for s in alt if s < 0])))
+                continue
+            stack.pop()
+            body = tuple(tuple(s if s >= 0 else ~canonical[~s] for s in alt) for alt in rules[rule])
+            rules[rule] = list(body)
+            canonical[rule] = by_body.setdefault(body, rule)
+        check_deadline()
+    if all(c == r for r, c in enumerate(canonical)):
+        return rules, start
+    return [[tuple(s if s >= 0 else ~canonical[~s] for s in alt) for alt in alts] for alts in rules], canonical[start]
 
 
 def _productive(rules: list[list[Alternative]]) -> list[bool]:

@@ -310,6 +310,19 @@ class ExprSet(CountedIntersections):
         """Whether ``data`` is in the language of ``item``."""
         return self.nullable[self.derive_bytes(item, data)]
 
+    def witnessed(self, item: int, data: bytes, shortest_of_superset: bool = False) -> bool:
+        """``matches``, and where ``data`` is a string of ``item``, ``item`` is known non-empty
+        from then on (``is_empty`` answers from its memo instead of searching again). With
+        ``shortest_of_superset`` (the caller's promise: no string of a language holding all of
+        ``item``'s is shorter than ``data``), ``len(data)`` is also recorded as ``item``'s
+        ``min_length``: no string of ``item`` is shorter, and ``data`` is one."""
+        if self.matches(item, data):
+            self._empty[item] = False
+            if shortest_of_superset:
+                self._min.setdefault(item, len(data))
+            return True
+        return False
+
     # -- byte classes --------------------------------------------------------------------------
 
     def first_bytes(self, item: int) -> int:

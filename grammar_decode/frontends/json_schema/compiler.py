@@ -191,6 +191,8 @@ class JsonSchemaCompiler:
         self.lex = JsonLexemes(self.grammar, max_whitespace, capped)
         #: why subschemas admit nothing, first found first: (pointer, message)
         self.empty_reasons: list[tuple[str, str]] = []
+        #: the shortest key of each key region before named keys are taken out (``objects``)
+        self.region_witnesses: dict[int, object] = {}
         self.spaced = max_whitespace > 0
         self._rules: dict[int, Symbol] = {}
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling

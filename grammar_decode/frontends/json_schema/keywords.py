@@ -116,6 +116,7 @@ class SchemaCompiler(Protocol):
     grammar: Grammar
     lex: JsonLexemes
     empty_reasons: list[tuple[str, str]]
+    region_witnesses: dict[int, object]
     extra_keys: str
     property_order: str
 

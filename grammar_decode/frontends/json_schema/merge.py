@@ -74,7 +74,7 @@ def flatten(schemas: list[Any], resolve: Resolve, pointer: str) -> list[Part] | 
         schema = work.pop()
         if isinstance(schema, Part):
             key = (id(schema.schema), schema.without)
-            if key not in seen and any(k not in ANNOTATIONS for k, _ in schema.items()):
+            if key not in seen and any(k not in ANNOTATIONS and k not in schema.without for k in schema.schema):
                 seen.add(key)
                 parts.append(schema)
             continue

@@ -47,6 +47,9 @@ from .merge import Conjunction, flatten, merge
 from ..regex import Dialect
 
 
+#: ``_free_witness``'s answer for a region with no key at all
+_EMPTY = object()
+
 _STRING_KEYWORDS = frozenset({"pattern", "minLength", "maxLength", "format"})
 
 
@@ -237,19 +240,41 @@ class ObjectBuilder:
             return self.c.value(schemas[0], pointer)
         return self.c.value(Conjunction(schemas), pointer)
 
-    def _empty_region(self, expr: int, matched: tuple[str, ...], cores: dict[str, bytes]) -> bool:
-        """Whether a region of keys is empty. A key made of the shortest keys of the patterns
-        that match there, run together, often is one of its keys (patterns search, so a key
-        holding each pattern's shortest match matches them all): tried first, since a witness
-        proves a region non-empty at once where the derivative search over an intersection of
-        searches can take seconds."""
+    def _empty_region(self, expr: int, free: int, matched: tuple[str, ...], cores: dict[str, bytes]) -> bool:
+        """Whether a region of keys is empty. ``free`` is the same region before the named keys
+        are taken out (a superset of ``expr``), the same expression in every object with these
+        patterns: its shortest key, found once per compile (``_free_witness``), settles most
+        regions at once (it is not a named key, or ``free`` is empty). Then a key made of the
+        shortest keys of the patterns that match there, run together, often is one of its keys
+        (patterns search, so a key holding each pattern's shortest match matches them all):
+        tried next, since a witness proves a region non-empty at once where the derivative
+        search over an intersection of searches can take seconds."""
+        if free != expr:
+            found = self._free_witness(free)
+            if found is _EMPTY:
+                return True
+            if found is not None and self.exprs.witnessed(expr, found, shortest_of_superset=True):
+                return False
         joined = b"".join(cores[p] for p in matched)
         for inner in (joined, joined + b"_", b"_" + joined):
-            if self.exprs.matches(expr, b'"' + inner + b'"'):
+            if self.exprs.witnessed(expr, b'"' + inner + b'"'):
                 return False
         # a region is an intersection of searches and their complements: each question gets a
         # tenth of the usual search (RegexTooComplex refuses the patternProperties)
         return self.exprs.is_empty(expr, max(1, active().regex_states // 10))
+
+    def _free_witness(self, free: int) -> bytes | None | object:
+        """The shortest key of region ``free`` (``_EMPTY`` when it has none, None when the search
+        ran out of its fuel), memoised per compile: every object with the same patterns and
+        ``additionalProperties`` asks the same question."""
+        memo = self.c.region_witnesses
+        if free not in memo:
+            try:
+                shortest = self.exprs.shortest(free, max(1, active().regex_states // 10))
+                memo[free] = _EMPTY if shortest is None else shortest
+            except RegexTooComplex:
+                memo[free] = None
+        return memo[free]
 
     def _other_keys(self, names: list[str], key_expr: int, patterns: dict[str, Any], additional: Any,
                     sides: tuple[tuple[frozenset[str], tuple[str, ...], Any], ...] = ()) -> list[tuple[Symbol, Symbol]]:
@@ -265,7 +290,9 @@ class ObjectBuilder:
             base = exprs.difference(key_expr, exprs.alt(*(self.c.lex.all_spellings(n) for n in names)))
         # (keys, patterns that apply, the additionalProperties that apply too: -1 the schema's own,
         # i the i-th conjunct's)
-        regions: list[tuple[int, tuple[str, ...], frozenset[int]]] = [(base, (), frozenset(range(-1, len(sides))))]
+        # each region beside the same region before the named keys were taken out (_empty_region)
+        regions: list[tuple[int, tuple[str, ...], frozenset[int], int]] = \
+            [(base, (), frozenset(range(-1, len(sides))), key_expr)]
         owners = {p: frozenset([-1] + [i for i, (_n, own, _r) in enumerate(sides) if p in own]) for p in patterns}
         try:
             # the whole string language less finitely many names is never empty
@@ -277,12 +304,19 @@ class ObjectBuilder:
                 core = exprs.shortest(sure)
                 cores[pattern] = b"" if core is None else core[1:-1]  # without the quotes
                 split = []
-                for expr, matched, unmatched in regions:
-                    parts = [(exprs.both(expr, sure), matched + (pattern,), unmatched - owners[pattern]),
-                             (exprs.difference(expr, maybe), matched, unmatched)]
+                for expr, matched, unmatched, free in regions:
+                    parts = [(exprs.both(expr, sure), matched + (pattern,), unmatched - owners[pattern],
+                              exprs.both(free, sure) if free != expr else None),
+                             (exprs.difference(expr, maybe), matched, unmatched,
+                              exprs.difference(free, maybe) if free != expr else None)]
                     if maybe != sure:  # keys the two dialects disagree on: every schema either reading applies
-                        parts.append((exprs.both(expr, exprs.difference(maybe, sure)), matched + (pattern,), unmatched))
-                    split.extend(part for part in parts if not self._empty_region(part[0], part[1], cores))
+                        inside = exprs.difference(maybe, sure)
+                        parts.append((exprs.both(expr, inside), matched + (pattern,), unmatched,
+                                      exprs.both(free, inside) if free != expr else None))
+                    for part in parts:
+                        region = part if part[3] is not None else part[:3] + (part[0],)
+                        if not self._empty_region(region[0], region[3], region[1], cores):
+                            split.append(region)
                 regions = split
                 if len(regions) > active().key_regions:
                     raise UnsupportedSchemaError("patternProperties", self.pointer,
@@ -291,7 +325,7 @@ class ObjectBuilder:
             raise UnsupportedSchemaError("patternProperties", self.pointer, f"keys too complex to split: {exc}") \
                 from exc
         out = []
-        for expr, matched, unmatched in regions:
+        for expr, matched, unmatched, _free in regions:
             schemas = [patterns[p] for p in matched] + ([additional] if -1 in unmatched else []) + \
                 [sides[i][2] for i in sorted(unmatched) if i >= 0]
             if matched:

@@ -92,6 +92,9 @@ class Rewriter:
         """``schema`` with ``not`` turned into positive keywords (None: it admits nothing): the
         union of the schemas ``complement`` finds for what ``not`` rejects, as one more
         ``allOf`` branch, or, when that union is only types, a narrower ``type``."""
+        done = self._views.get((id(schema), "not"))  # the rewrite depends on the schema alone
+        if done is not None:
+            return done
         rest = {k: v for k, v in schema.items() if k != "not"}
         rejected = complement(schema["not"], self.resolve, pointer, "not", within=rest)
         if not rejected:
@@ -113,6 +116,9 @@ class Rewriter:
         """``if``/``then``/``else`` as ``(if and then) or (not if and else)``, ``not if`` from
         ``complement``; one more ``allOf`` branch. Without ``if``, ``then``/``else`` do
         nothing (as the specification says)."""
+        done = self._views.get((id(schema), "if"))  # the rewrite depends on the schema alone
+        if done is not None:
+            return done
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
         if "if" in schema and ("then" in schema or "else" in schema):  # alone, each of them constrains nothing
             condition = schema["if"]
@@ -130,6 +136,9 @@ class Rewriter:
         what they leave unevaluated is what a merged ``additionalProperties``/``items`` governs).
         ``anyOf`` branches are merged one at a time, so each sees the keys its branch evaluates:
         a valid instance that needs two branches' keys is rejected, never an invalid one accepted."""
+        done = self._views.get((id(schema), "unevaluated"))  # the rewrite depends on the schema alone
+        if done is not None:
+            return done
         rewritten = {k: v for k, v in schema.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
         if "unevaluatedProperties" in schema:
             rewritten[UNEVALUATED_PROPERTIES] = schema["unevaluatedProperties"]
@@ -142,6 +151,9 @@ class Rewriter:
         of their keys are present: one branch per subset, each requiring its keys, forbidding
         the others and holding their schemas. The branches are disjoint, so the union is exact;
         2^n branches for n keys (``Limits.dependent_schemas``)."""
+        done = self._views.get((id(schema), "dependentSchemas"))  # the rewrite depends on the schema alone
+        if done is not None:
+            return done
         dependent: list[tuple[str, Any]] = []
         rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
         for keyword in ("dependentSchemas", "dependencies"):
@@ -204,6 +216,9 @@ class Rewriter:
         ``B_i and not B_j and ...``, each ``not B_j`` a union from ``complement``, the
         product written out less the conjunctions proved empty (at most ``Limits.one_of_terms`` in
         all, else refused)."""
+        done = self._views.get((id(schema), "oneOf"))  # the rewrite depends on the schema alone
+        if done is not None:
+            return done
         where = pointer_join(pointer, "oneOf")
         branches = schema["oneOf"]
         if not isinstance(branches, list) or not branches:

@@ -14,6 +14,7 @@ from .errors import GrammarAdmitsNothing, SchemaError
 from .frontends.json_schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_WHITESPACE, parse_schema, schema_grammar
 from .frontends.lark import lark_grammar
 from .frontends.regex import regex_grammar
+from .gcpause import collection_paused
 from .grammar import CompiledGrammar
 from .ir.grammar import Grammar
 from .limits import DEFAULT_LIMITS, Limits, applied
@@ -92,7 +93,7 @@ def compile_json_schema(schema: Union[dict[str, Any], bool, str, bytes, Any], *,
         ValueError: an option outside its documented values.
         TypeError: ``resources`` that is not a mapping of URI strings to schemas.
     """
-    with applied(limits, timed=True):
+    with applied(limits, timed=True), collection_paused():
         ir = schema_grammar(parse_schema(schema), _acceptor, whitespace=whitespace, max_whitespace=max_whitespace,
                             formats=formats, extra_keys=extra_keys, property_order=property_order, draft=draft,
                             max_depth=max_depth, unknown_keywords=unknown_keywords, resources=resources,
@@ -116,7 +117,7 @@ def compile_regex(pattern: str, flags: int = 0, *, limits: Limits = DEFAULT_LIMI
             atomic groups, local case-insensitive groups, or an anchor away from the text's ends.
         TypeError: ``pattern`` is not a str.
     """
-    with applied(limits, timed=True):
+    with applied(limits, timed=True), collection_paused():
         return CompiledGrammar(regex_grammar(pattern, flags), f"regex {pattern!r}", limits=limits)
 
 
@@ -130,5 +131,5 @@ def compile_grammar(text: str, start: str = "start", *, limits: Limits = DEFAULT
         UnsupportedRegexError: a terminal uses a regex construct the engine refuses.
         TypeError: ``text`` is not a str.
     """
-    with applied(limits, timed=True):
+    with applied(limits, timed=True), collection_paused():
         return CompiledGrammar(lark_grammar(text, start), f"lark grammar (start {start!r})", limits=limits)

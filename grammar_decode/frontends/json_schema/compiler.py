@@ -54,8 +54,7 @@ from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
 from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
-                       UNEVALUATED_ITEMS,
-                       UNEVALUATED_PROPERTIES, non_negative_int, pointer_join)
+                       UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, MemoResolve, non_negative_int, pointer_join)
 from .merge import (Conjunction, Part, Patterns,
                          flatten, key_of, merge)
 from .number_lexemes import NumberLexemes
@@ -208,6 +207,8 @@ class JsonSchemaCompiler:
         self._patterns: dict[tuple[str, str], int] = {}
         self._string_chars: dict[tuple[tuple[int, int], ...], int] = {}
         self._proofs: dict[tuple[int, int], bool] = {}  # disjointness proved, per pair of schema objects
+        #: ``refs.resolve``, with the memo of merged views the proofs share (``disjoint.view``)
+        self.resolve = MemoResolve(self.refs.resolve)
         self.rewriter = Rewriter(self.refs, self.resolve, self._keep)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -337,10 +338,6 @@ class JsonSchemaCompiler:
         if len(set(required)) != len(required):
             raise SchemaError("'required' has duplicate keys", pointer_join(pointer, "required"))
         return required
-
-    def resolve(self, holder: dict[str, Any], pointer: str) -> Any:
-        """The schema ``holder["$ref"]`` points at, within the document (``refs``)."""
-        return self.refs.resolve(holder, pointer)
 
     def _string_format(self, schema: dict[str, Any], pointer: str) -> str | None:
         """The format ``schema`` asserts on strings, None when none (``formats``: a format no draft
@@ -509,12 +506,21 @@ class JsonSchemaCompiler:
             self.refs.alias(found, part.schema)
         return found
 
-    def _beside(self, start: list[Any], branch: Any, pointer: str) -> Any:
-        """``branch`` merged with the rest of the conjunction (``start``): a schema for the
-        proofs, False when that admits nothing, None when it does not merge."""
+    def _beside(self, start: "list[Part] | bool | None", branch: Any, pointer: str) -> Any:
+        """``branch`` merged with the rest of the conjunction (``start``, flattened once for all
+        branches; None where that refused): a schema for the proofs, False when that admits
+        nothing, None when it does not merge."""
+        if start is None:
+            return None
         try:
-            flat = flatten(start + [branch], self.resolve, pointer)
-            return flat if isinstance(flat, bool) else merge(flat, pointer)
+            flat = flatten([branch], self.resolve, pointer)
+            if start is False or flat is False:
+                return False
+            if start is True or flat is True:
+                parts = start if flat is True else flat
+                return parts if isinstance(parts, bool) else merge(parts, pointer)
+            known = key_of(start)
+            return merge(start + [p for p in flat if (id(p.schema), p.without) not in known], pointer)
         except (UnsupportedSchemaError, SchemaError):
             return None
 
@@ -548,7 +554,11 @@ class JsonSchemaCompiler:
             return found
 
         alone = {id(c[2]): any(proved(s, c[2]) for s in start) for options in choices for c in options}
-        beside = {id(c[2]): self._beside(start, c[2], pointer) for options in choices for c in options}
+        try:
+            start_parts: "list[Part] | bool | None" = flatten(start, self.resolve, pointer)
+        except (UnsupportedSchemaError, SchemaError):
+            start_parts = None
+        beside = {id(c[2]): self._beside(start_parts, c[2], pointer) for options in choices for c in options}
         apart: dict[tuple[int, int], bool] = {}
 
         def disjoint_pair(one: Any, other: Any) -> bool:

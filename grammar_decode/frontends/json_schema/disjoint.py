@@ -20,11 +20,12 @@ branches (with the keywords beside them) is.
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from typing import Any
 
 from ...errors import UnsupportedSchemaError
-from .keywords import Resolve
+from .keywords import MemoResolve, Resolve, fingerprint
 from .merge import Conjunction, flatten, merge, same_json
 from .numbers import bounds
 
@@ -50,10 +51,27 @@ def kind_of(value: Any) -> str:
 def view(schema: Any, resolve: Resolve, pointer: str) -> Any:
     """``schema`` with ``$ref`` and ``allOf`` merged away, and a conjunction of properties that
     merging built (True, False or a dict)."""
-    if isinstance(schema, Conjunction) or (isinstance(schema, dict) and ("$ref" in schema or "allOf" in schema)):
+    if not isinstance(schema, Conjunction) and \
+            (not isinstance(schema, dict) or ("$ref" not in schema and "allOf" not in schema)):
+        return schema
+    memo = resolve.views if isinstance(resolve, MemoResolve) else None
+    mark = (fingerprint(schema) if isinstance(schema, dict) else tuple(map(id, schema))) if memo is not None else None
+    if memo is not None:
+        found = memo.get(id(schema))
+        if found is not None and found[0] is schema and found[2] == mark:
+            if isinstance(found[1], UnsupportedSchemaError):
+                raise copy.copy(found[1])
+            return found[1]
+    try:
         parts = flatten(list(schema) if isinstance(schema, Conjunction) else [schema], resolve, pointer)
-        return parts if isinstance(parts, bool) else merge(parts, pointer)
-    return schema
+        merged = parts if isinstance(parts, bool) else merge(parts, pointer)
+    except UnsupportedSchemaError as exc:
+        if memo is not None:
+            memo[id(schema)] = (schema, exc.with_traceback(None), mark)
+        raise
+    if memo is not None:
+        memo[id(schema)] = (schema, merged, mark)
+    return merged
 
 
 def literals(schema: dict[str, Any]) -> list[Any] | None:

@@ -92,6 +92,29 @@ SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "$defs", "definitions"
 Resolve = Callable[[Schema, str], Any]
 
 
+class MemoResolve:
+    """A ``Resolve`` that also carries the memos of one compile: merged views
+    (``disjoint.view``: the same ``$ref``/``allOf`` schema is merged for many proofs) and
+    flattened conjunctions (``merge.flatten``), keyed by the schema's id and holding the schema,
+    so the id stays its own while the memo lives, and its ``fingerprint``."""
+
+    def __init__(self, resolve: Resolve) -> None:
+        self._resolve = resolve
+        self.views: dict[int, tuple[Any, Any, Any]] = {}
+        #: ``merge.flatten`` of one schema object, by its id (with the schema, as above)
+        self.flats: dict[int, tuple[Any, Any, Any]] = {}
+
+    def __call__(self, holder: Schema, pointer: str) -> Any:
+        return self._resolve(holder, pointer)
+
+
+def fingerprint(schema: dict[str, Any]) -> tuple[Any, ...]:
+    """What a memo entry keyed by ``id(schema)`` checks on a hit: the keys and the identities of
+    the values. Schema objects are not changed once other code has seen them; this catches a
+    key set or replaced afterwards (a stale entry there would drop a constraint). O(keys)."""
+    return tuple(schema), tuple(map(id, schema.values()))
+
+
 def pointer_join(parent: str, token: str | int) -> str:
     """``parent`` extended by one reference token (``~`` and ``/`` escaped as RFC 6901 says)."""
     return f"{parent}/{str(token).replace('~', '~0').replace('/', '~1')}"

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from ...errors import SchemaError, UnsupportedSchemaError
 from ...limits import active
 from .keywords import (ANNOTATIONS, DEPENDENCY_SCHEMA, EVALUATES_NOTHING, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
-                       UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, Resolve)
+                       UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, MemoResolve, Resolve, fingerprint)
 
 
 class Part(NamedTuple):
@@ -61,7 +61,18 @@ def same_json(a: Any, b: Any) -> bool:
 
 def flatten(schemas: list[Any], resolve: Resolve, pointer: str) -> list[Part] | bool:
     """The parts of the conjunction of ``schemas``, nested ``allOf`` and ``$ref`` followed; True
-    when they constrain nothing, False when one admits nothing."""
+    when they constrain nothing, False when one admits nothing. One schema object alone is
+    flattened once per compile where ``resolve`` carries the memo (``MemoResolve``)."""
+    if len(schemas) == 1 and isinstance(schemas[0], dict) and isinstance(resolve, MemoResolve):
+        schema = schemas[0]
+        found = resolve.flats.get(id(schema))
+        if found is None or found[0] is not schema or found[2] != fingerprint(schema):
+            found = resolve.flats[id(schema)] = (schema, _flatten(schemas, resolve, pointer), fingerprint(schema))
+        return found[1] if isinstance(found[1], bool) else list(found[1])
+    return _flatten(schemas, resolve, pointer)
+
+
+def _flatten(schemas: list[Any], resolve: Resolve, pointer: str) -> list[Part] | bool:
     parts: list[Part] = []
     seen: set[tuple[int, frozenset[str]]] = set()
     expanded: set[int] = set()

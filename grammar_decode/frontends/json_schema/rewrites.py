@@ -107,10 +107,11 @@ class Rewriter:
             allowed = [t for t in own if t in kept]
             if not allowed:
                 return None
-            rest["type"] = allowed
+            # new dicts, never ``rest`` changed: ``complement`` saw it, and memo tables key on ids
+            rewritten = dict(rest, type=allowed)
         else:
-            rest["allOf"] = list(schema.get("allOf", [])) + [{"anyOf": rejected}]
-        return self.view(schema, "not", rest)
+            rewritten = dict(rest, allOf=list(schema.get("allOf", [])) + [{"anyOf": rejected}])
+        return self.view(schema, "not", rewritten)
 
     def if_as_any_of(self, schema: dict[str, Any], pointer: str) -> dict[str, Any]:
         """``if``/``then``/``else`` as ``(if and then) or (not if and else)``, ``not if`` from
@@ -127,7 +128,7 @@ class Rewriter:
             branches = [{"allOf": [condition, schema.get("then", True)]}]
             if otherwise:
                 branches.append({"allOf": [{"anyOf": otherwise}, schema.get("else", True)]})
-            rest["allOf"] = list(schema.get("allOf", [])) + [{"anyOf": branches}]
+            rest = dict(rest, allOf=list(schema.get("allOf", [])) + [{"anyOf": branches}])  # (as in without_not)
         return self.view(schema, "if", rest)
 
     def unevaluated_as_marks(self, schema: dict[str, Any]) -> dict[str, Any]:

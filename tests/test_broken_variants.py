@@ -28,6 +28,8 @@ from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 from grammar_decode.masking.slices import StringSlice
 from grammar_decode.engine import unique as unique_engine
+from grammar_decode.engine.lexer import Lexer
+from grammar_decode.frontends.json_schema.a_labels import ALabelGuard
 from grammar_decode.masking import unique as unique_masks
 from grammar_decode.oracle.unique import reference_unique_mask
 
@@ -36,12 +38,14 @@ ARRAY3 = {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
 NUMBERS = {"type": "array", "items": {"type": "number"}}
 OPTIONAL = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
 SHORT = {"type": "string", "maxLength": 3}
+HOST = {"type": "string", "format": "hostname"}
 PROBES = [(PERSON, [b'{"name":"Ann"', b'{"name":"Ann","age":1']), (ARRAY3, [b"[1,2", b"[1,2,3"]),
-          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab'])]
+          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab']), (HOST, [b'"xn--'])]
 TAGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
 UNIQUE_PROBES = [b'["",', b'["a","', b'["a","a']
 TABLE = [(TAGS, '["a","a"]', False), (TAGS, '["a","b"]', True), (ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
-         (OPTIONAL, '{"b":"x"}', True), (OPTIONAL, '{"a":1,"b":"x"}', True)]
+         (OPTIONAL, '{"b":"x"}', True), (OPTIONAL, '{"a":1,"b":"x"}', True), (HOST, '"xn--9n2bp8q"', True),
+         (HOST, '"xn--hello-txk"', False)]
 
 
 def failures(vocab: gd.Vocabulary) -> list[str]:
@@ -159,7 +163,19 @@ def unique_values_not_taken_out(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda self, parse, frames: self.recognizer.lexer_start(parse))
 
 
+def a_labels_not_vouched_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An A-label being written is kept without a witness (a prefix no valid label completes)."""
+    monkeypatch.setattr(Lexer, "_vouched", lambda self, lexeme, expr, tag: True)
+
+
+def a_labels_not_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every A-label passes where it ends, whatever its Punycode decodes to."""
+    monkeypatch.setattr(ALabelGuard, "valid", lambda self, label: True)
+
+
 VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
+    "A-labels not vouched for": a_labels_not_vouched_for,
+    "A-labels not decoded": a_labels_not_decoded,
     "unique items not replayed": unique_items_not_replayed,
     "unique values not taken out": unique_values_not_taken_out,
     "clamped counter": clamped_counter,

@@ -8,23 +8,36 @@ hand. Pairs whose expression has an empty language are dropped on creation, and 
 no pair returns ``DEAD``, so every live state can still reach an accepting one: "the step
 succeeded" means "some lexeme can still match".
 
+Guarded lexemes (``Grammar.guards``: a host name's A-labels must decode to valid U-labels) carry a
+*tag* beside their expression, the guard's state after the same bytes; a state is then its pairs
+and those tags. A guarded pair stays only while its tag is not rejected and, where the guard
+asks for one, some witness the guard offers keeps the expression alive (``_vouched``): the same
+"no dead end" promise, with the guard's language intersected.
+
 Costs: a state's row of 256 transitions is computed at once, one derivative of each live pair per
-byte class, and then served from a per-state list (``rows[state][byte]``); the DFA holds only the states that input actually reached, so a
-bounded repetition such as ``[a-z]{0,100000}`` costs one state per count reached, never 100,000
-up front. Thread-safe: state creation takes a lock; reads do not.
+byte class (per byte where a guarded pair is live: the guard tells bytes apart that the
+expression does not), and then served from a per-state list (``rows[state][byte]``); the DFA
+holds only the states that input actually reached, so a bounded repetition such as
+``[a-z]{0,100000}`` costs one state per count reached, never 100,000 up front. Thread-safe:
+state creation takes a lock; reads do not.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from typing import Iterable, Sequence
+from typing import Hashable, Iterable, Mapping, Sequence
 
+from ..ir.grammar import LexemeGuard
 from ..ir.regex import NOTHING, ExprSet, partition_of
 
 DEAD = -1
 
 LexState = tuple[tuple[int, int], ...]
+#: The tags of a state's guarded pairs, by lexeme, in lexeme order.
+Tags = tuple[tuple[int, Hashable], ...]
+#: Entries of the witness memo (``_vouched``) before it is cleared.
+_VOUCH_ENTRIES = 1 << 16
 
 
 @functools.lru_cache(maxsize=4096)
@@ -44,16 +57,37 @@ def _bits(mask: int) -> list[int]:
     return [i for i, c in enumerate(text) if c == "1"]
 
 
+class _LazyRow(dict):  # type: ignore[type-arg]
+    """The row of a state with guarded pairs: ``row[byte]`` like a list's, each transition made
+    when first asked for (a dict written one whole entry at a time: threads may share it)."""
+
+    def __init__(self, lexer: "Lexer", state: int, union: int, firsts: list[int]) -> None:
+        super().__init__()
+        self._lexer, self._state, self._union, self._firsts = lexer, state, union, firsts
+
+    def __missing__(self, byte: int) -> int:
+        if not 0 <= byte < 256:
+            raise IndexError(byte)
+        found = DEAD if not (self._union >> byte) & 1 else self._lexer._guarded_step(self._state, byte, self._firsts)
+        self[byte] = found
+        return found
+
+
 class Lexer:
     """The lazily built DFA for the lexemes ``lexemes`` (expression ids in ``exprs``); lexeme
     ``i`` is ``lexemes[i]``."""
 
-    def __init__(self, exprs: ExprSet, lexemes: Sequence[int]) -> None:
+    def __init__(self, exprs: ExprSet, lexemes: Sequence[int], guards: Mapping[int, LexemeGuard] | None = None) -> None:
         self.exprs = exprs
         self.lexemes = tuple(lexemes)
+        self.guards: dict[int, LexemeGuard] = dict(guards or {})
         self.pairs: list[LexState] = []
-        #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``)
-        self.rows: list[list[int] | None] = []
+        #: per state: the tags of its guarded pairs (empty without guards)
+        self.tags: list[Tags] = []
+        self._vouch: dict[tuple[int, int, Hashable], bool] = {}
+        #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
+        #: a ``_LazyRow`` for states with guarded pairs)
+        self.rows: list[list[int] | _LazyRow | None] = []
         self.accepting: list[frozenset[int]] = []
         #: per state: no byte can extend the lexeme (it ends there, whatever follows; such a state
         #: is accepting, as no live state is a dead end). Exact without complement, else False.
@@ -68,25 +102,58 @@ class Lexer:
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def _intern(self, pairs: list[tuple[int, int]]) -> int:
+    def _intern(self, pairs: list[tuple[int, int]], tags: Mapping[int, Hashable | None] | None = None) -> int:
+        """The state of ``pairs`` (and, for guarded lexemes, their ``tags``; None: rejected),
+        less the pairs that cannot match anything; DEAD when none is left."""
         exprs = self.exprs
-        live = tuple(sorted(p for p in pairs if p[1] != NOTHING and not exprs.is_empty(p[1])))
+        guards = self.guards
+        kept = []
+        for lexeme, expr in pairs:
+            if expr == NOTHING or exprs.is_empty(expr):
+                continue
+            if guards and lexeme in guards:
+                tag = tags.get(lexeme) if tags is not None else None
+                if tag is None or not self._vouched(lexeme, expr, tag):
+                    continue
+            kept.append((lexeme, expr))
+        live = tuple(sorted(kept))
         if not live:
             return DEAD
-        found = self._ids.get(live)
+        live_tags: Tags = tuple((lexeme, tags[lexeme]) for lexeme, _e in live if lexeme in guards) \
+            if guards and tags is not None else ()
+        key = (live, live_tags) if live_tags else live
+        found = self._ids.get(key)
         if found is not None:
             return found
         with self._lock:
-            found = self._ids.get(live)
+            found = self._ids.get(key)
             if found is not None:
                 return found
             state = len(self.pairs)
-            self.accepting.append(frozenset(lexeme for lexeme, e in live if exprs.nullable[e]))
+            tag_of = dict(live_tags)
+            self.accepting.append(frozenset(lexeme for lexeme, e in live
+                                            if exprs.nullable[e] and (lexeme not in tag_of or
+                                                                      guards[lexeme].complete(tag_of[lexeme]))))
             self.closed.append(not any(exprs.first_bytes(e) for _lexeme, e in live))
             self.rows.append(None)
+            self.tags.append(live_tags)
             self.pairs.append(live)
-            self._ids[live] = state  # published last: readers only see complete states
+            self._ids[key] = state  # published last: readers only see complete states
             return state
+
+    def _vouched(self, lexeme: int, expr: int, tag: Hashable) -> bool:
+        """Whether a guarded pair may stay: the guard needs no witness at ``tag``, or one of its
+        witnesses is a remainder ``expr`` still admits (memoised)."""
+        key = (lexeme, expr, tag)
+        found = self._vouch.get(key)
+        if found is None:
+            witnesses = self.guards[lexeme].completions(tag)
+            exprs = self.exprs
+            found = witnesses is None or any(not exprs.is_empty(exprs.derive_bytes(expr, w)) for w in witnesses)
+            if len(self._vouch) >= _VOUCH_ENTRIES:
+                self._vouch.clear()  # a cache: a pair is asked about again only while its state is made
+            self._vouch[key] = found
+        return found
 
     def start(self, allowed: Iterable[int]) -> int:
         """The state before any byte, when the lexemes ``allowed`` may come next (``DEAD`` if
@@ -94,7 +161,8 @@ class Lexer:
         key = frozenset(allowed)
         found = self._starts.get(key)
         if found is None:
-            found = self._starts[key] = self._intern([(lexeme, self.lexemes[lexeme]) for lexeme in key])
+            tags = {lexeme: self.guards[lexeme].start for lexeme in key if lexeme in self.guards}
+            found = self._starts[key] = self._intern([(lexeme, self.lexemes[lexeme]) for lexeme in key], tags)
         return found
 
     def without(self, state: int, lexeme: int, excluded: int) -> int:
@@ -103,7 +171,7 @@ class Lexer:
         ``DEAD`` when nothing remains at all. Used by ``engine.unique`` to keep an item from
         repeating a value already written."""
         pairs = [(l, self.exprs.difference(e, excluded) if l == lexeme else e) for l, e in self.pairs[state]]
-        return self._intern(pairs)
+        return self._intern(pairs, dict(self.tags[state]))
 
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
@@ -112,7 +180,7 @@ class Lexer:
             row = self.row(state)
         return row[byte]
 
-    def row(self, state: int) -> list[int]:
+    def row(self, state: int) -> "list[int] | _LazyRow":
         """All 256 transitions of ``state``, built on first use: one derivative per byte class
         (bytes no leaf of any live expression tells apart), not per byte; ~10-20 classes for JSON
         lexemes. A pair whose expression cannot start with the class is skipped (its derivative
@@ -122,6 +190,10 @@ class Lexer:
             return row
         exprs = self.exprs
         pairs = self.pairs[state]
+        if self.tags[state]:
+            row = self._guarded_row(state)
+            self.rows[state] = row
+            return row
         key = tuple(e for _lexeme, e in pairs)
         class_map = self._class_maps.get(key)
         if class_map is None:
@@ -136,6 +208,31 @@ class Lexer:
         row = [targets[c] for c in class_of]
         self.rows[state] = row  # published whole: concurrent readers see None or the full row
         return row
+
+    def _guarded_row(self, state: int) -> "_LazyRow":
+        """The row of a state with guarded pairs, filled byte by byte as bytes are asked for: a
+        guard's tag tells apart bytes its expression does not, and inside an A-label every text is
+        a state of its own, so building all of a row there would make ~60 states for each one a
+        walk goes on from."""
+        exprs = self.exprs
+        pairs = self.pairs[state]
+        firsts = [exprs.first_bytes(e) for _lexeme, e in pairs]
+        union = 0
+        for first in firsts:
+            union |= first
+        return _LazyRow(self, state, union, firsts)
+
+    def _guarded_step(self, state: int, byte: int, firsts: list[int]) -> int:
+        exprs = self.exprs
+        tags = dict(self.tags[state])
+        stepped = []
+        next_tags: dict[int, Hashable | None] = {}
+        for (lexeme, e), first in zip(self.pairs[state], firsts):
+            if (first >> byte) & 1:
+                stepped.append((lexeme, exprs.derivative(e, byte)))
+                if lexeme in tags:
+                    next_tags[lexeme] = self.guards[lexeme].step(tags[lexeme], byte)
+        return self._intern(stepped, next_tags)
 
     def feed(self, state: int, data: bytes) -> int:
         for byte in data:

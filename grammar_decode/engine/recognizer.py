@@ -38,7 +38,7 @@ class Recognizer:
     def __init__(self, grammar: Grammar, max_size: int | None = None) -> None:
         self.grammar = grammar
         self.exprs = grammar.exprs
-        self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs)
+        self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs, grammar.guards)
         self.parser = Parser(grammar, max_size)
         self._starts: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
         check_deadline()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Callable, Hashable, Iterable, NamedTuple, Sequence
+from typing import Callable, Hashable, Iterable, NamedTuple, Protocol, Sequence
 
 from ..errors import GrammarError
 from ..limits import check_deadline
@@ -43,6 +43,40 @@ class UniqueLexeme(NamedTuple):
     delimiter: int
 
 
+class LexemeGuard(Protocol):
+    """A check on a lexeme's texts that its regular expression does not make (a host name's
+    A-labels must decode to valid U-labels): the lexeme's language is the texts its expression
+    matches *and* the guard accepts. The lexer carries a *tag* beside the lexeme's expression
+    (``engine.lexer``): ``start`` before the first byte, ``step`` per byte. A tag keeps the lexeme
+    alive only where one of ``completions(tag)`` (each a whole remainder the guard accepts, up to a
+    point where the guard has nothing left to check) keeps the expression alive too, so no dead end
+    is admitted. ``text_ok`` is the same judgement read from a whole text, for the reference
+    (``oracle``). Implementations are immutable and thread-safe."""
+
+    start: Hashable
+
+    def step(self, tag: Hashable, byte: int) -> Hashable | None:
+        """The tag after ``byte``; None where the text can no longer be accepted."""
+        ...
+
+    def complete(self, tag: Hashable) -> bool:
+        """Whether a text whose expression is complete at ``tag`` is accepted."""
+        ...
+
+    def completions(self, tag: Hashable) -> Iterable[bytes] | None:
+        """None where the tag needs no witness (every completion of the expression is checked
+        only later, and one of them passes); else the remainders that vouch for it, each ending
+        where the guard has nothing left to check (none: the tag is a dead end), cheapest first
+        (the lexer stops at the first one the expression admits)."""
+        ...
+
+    def text_ok(self, text: bytes, complete: bool, alive: Callable[[bytes], bool]) -> bool:
+        """Whether ``text`` (the lexeme's bytes so far; all of them when ``complete``) passes the
+        guard, with ``alive(rest)`` saying whether the expression admits ``text + rest`` as a
+        prefix of one of its texts."""
+        ...
+
+
 class Grammar:
     """A mutable grammar under construction; the engine reads it."""
 
@@ -64,6 +98,11 @@ class Grammar:
         #: Lexemes whose texts must be distinct values within the array that holds them
         #: (``UniqueLexeme``); the matcher enforces it where such an item ends (``engine.unique``)
         self.unique_items: dict[int, UniqueLexeme] = {}
+        #: Lexemes whose texts must also pass a ``LexemeGuard`` (the lexer applies it byte by
+        #: byte); ``unguarded[lexeme]`` is a guard-free expression for a subset of their texts,
+        #: for front ends that build other lexemes from one (keys, unique items)
+        self.guards: dict[int, LexemeGuard] = {}
+        self.unguarded: dict[int, int] = {}
 
     # -- building ------------------------------------------------------------------------------
 

@@ -180,6 +180,7 @@ def productive_only(grammar: Grammar) -> Grammar:
     copy = Grammar(grammar.exprs)
     copy.lexeme_exprs, copy.lexeme_names = grammar.lexeme_exprs, grammar.lexeme_names
     copy.rule_names, copy.ignored, copy.start = grammar.rule_names, grammar.ignored, grammar.start
+    copy.guards = grammar.guards
     copy.alternatives = [[alt for alt in alternatives if all(s >= 0 or ~s in productive for s in alt)]
                          for alternatives in grammar.alternatives]
     return copy
@@ -198,10 +199,27 @@ class ReferenceRecognizer:
         self.initial: Config = ((EarleyChart(grammar),), b"")
 
     def _can_grow(self, lexemes: frozenset[int], text: bytes) -> bool:
-        return any(self.patterns[t].fullmatch(text, partial=True) is not None for t in lexemes)
+        return any(self.patterns[t].fullmatch(text, partial=True) is not None and self._guard_ok(t, text, None)
+                   for t in lexemes)
 
     def _matched(self, lexemes: frozenset[int], text: bytes) -> frozenset[int]:
-        return frozenset(t for t in lexemes if self.patterns[t].fullmatch(text) is not None)
+        return frozenset(t for t in lexemes if self.patterns[t].fullmatch(text) is not None
+                         and self._guard_ok(t, text, True))
+
+    def _guard_ok(self, lexeme: int, text: bytes, complete: Optional[bool]) -> bool:
+        """The lexeme's guard (``Grammar.guards``) read off the whole text: as a complete text,
+        or (None) as one complete or still growing."""
+        guard = self.grammar.guards.get(lexeme)
+        if guard is None:
+            return True
+        pattern = self.patterns[lexeme]
+
+        def alive(rest: bytes) -> bool:
+            return pattern.fullmatch(text + rest, partial=True) is not None
+
+        if complete is None:
+            return guard.text_ok(text, False, alive) or guard.text_ok(text, True, alive)
+        return guard.text_ok(text, complete, alive)
 
     def _end_lexeme(self, charts: tuple[EarleyChart, ...], text: bytes) -> tuple[EarleyChart, ...]:
         """Every chart after the lexeme ``text`` ends (each chart reads the lexemes it expects)."""

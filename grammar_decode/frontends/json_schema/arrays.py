@@ -260,7 +260,7 @@ def _unique_strings(c: SchemaCompiler, rest: Any, pointer: str, most: int | None
         lexeme = c.string_lexeme(s, pointer)
         if lexeme is None:
             return False, 0
-        expr = g.lexeme_exprs[lexeme]
+        expr = g.unguarded.get(lexeme, g.lexeme_exprs[lexeme])  # (a guard's language: its guard-free subset)
         if not g.exprs.has_boolean(expr):  # no & or ¬: infinite exactly when a repeat is unbounded
             infinite = g.exprs.has_unbounded_repeat(expr)
         else:

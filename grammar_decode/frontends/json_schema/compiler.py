@@ -50,7 +50,8 @@ from ...ir import utf8
 from ...limits import active, check_deadline
 from ...ir.grammar import Grammar, Symbol
 from ...ir.regex import ExprSet
-from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, NUMBER_FORMATS
+from . import a_labels
+from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, HOSTNAME_WITH_A_LABELS, NUMBER_FORMATS
 from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
 from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
@@ -377,12 +378,32 @@ class JsonSchemaCompiler:
         found = self._bounded.get(key)
         if found is not None:
             return found
+        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength", "not", "not"),
+                                                      key[1:]) if v and not (k == "minLength" and v == 0))
+        expr = self._string_expr(pattern, None if fmt is None else FORMATS[fmt], fmt, low, high, excluded,
+                                 unmatched, pointer)
+        if fmt == "hostname" and a_labels.available():
+            # A-labels admitted by the expression, checked by the guard as the lexer reads them;
+            # the expression without them stays for lexemes built from this one (keys)
+            guarded = self._string_expr(pattern, HOSTNAME_WITH_A_LABELS, fmt, low, high, excluded, unmatched, pointer)
+            found = self.grammar.lexeme(guarded, f"string {name}", distinct=True)
+            self.grammar.guards[found] = a_labels.A_LABELS
+            self.grammar.unguarded[found] = expr
+        else:
+            found = self.grammar.lexeme(expr, f"string {name}")
+        self._bounded[key] = found
+        return found
+
+    def _string_expr(self, pattern: Any, fmt_regex: str | None, fmt: str | None, low: int, high: int | None,
+                     excluded: tuple[Any, ...], unmatched: tuple[Any, ...], pointer: str) -> int:
+        """The expression of a JSON string (quotes included) under these keywords (``fmt_regex``
+        the format's expression over characters)."""
         exprs = self.grammar.exprs
         bodies = []
         for one in (pattern if isinstance(pattern, Patterns) else () if pattern is None else (pattern,)):
             bodies.append(self.pattern_body(one, pointer))
-        if fmt is not None:
-            bodies.append(translate(exprs, FORMATS[fmt], encode=self.string_chars))
+        if fmt_regex is not None:
+            bodies.append(translate(exprs, fmt_regex, encode=self.string_chars))
             if fmt in FORMAT_MAX_LENGTH:
                 bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), 0, FORMAT_MAX_LENGTH[fmt]))
         if low or high is not None:
@@ -396,10 +417,7 @@ class JsonSchemaCompiler:
         expr = exprs.concat(quote, body, quote) if bodies else self.grammar.lexeme_exprs[self.lex.string]
         if excluded:  # not: {enum: [...]} of strings, whatever escapes spell them
             expr = exprs.difference(expr, exprs.alt(*(self.lex.all_spellings(v) for v in excluded)))
-        name = " ".join(f"{k}={v!r}" for k, v in zip(("pattern", "format", "minLength", "maxLength", "not", "not"),
-                                                      key[1:]) if v and not (k == "minLength" and v == 0))
-        found = self._bounded[key] = self.grammar.lexeme(expr, f"string {name}")
-        return found
+        return expr
 
     def string_chars(self, exprs: ExprSet, ranges: Iterable[tuple[int, int]]) -> int:
         """``json_string_chars`` of these ranges, once per grammar."""

@@ -19,10 +19,11 @@ accepted wrongly):
   there.)
 * ``hostname``: RFC 1123 labels (letters, digits, inner hyphens, 1-63 characters) joined by dots,
   at most 253 characters (``FORMAT_MAX_LENGTH``), no trailing dot; what the ``fqdn`` package,
-  ``jsonschema``'s checker, calls valid with one label allowed. A subset under IDNA (RFC 5890):
-  no label has ``--`` as its third and fourth characters, so no A-label (``xn--...``) is written,
-  valid or not: deciding whether Punycode decodes to a valid U-label is not a regular language
-  worth writing.
+  ``jsonschema``'s checker, calls valid with one label allowed, made exact under IDNA (RFC 5890):
+  no label has ``--`` as its third and fourth characters unless it is an A-label (``xn--...``)
+  that decodes to a valid U-label, which the lexeme's guard checks as it is written
+  (``a_labels``: Punycode validity is not a regular language). Labels of up to about 54
+  characters; without the ``idna`` package, no A-label at all.
 * ``idn-hostname``: its ASCII subset, the ``hostname`` language above (every such name is a
   valid IDNA2008 name made of NR-LDH labels).
 * ``idn-email``: its ASCII subset, the ``email`` language above.
@@ -68,7 +69,7 @@ specification also allows it to be.
 
 from __future__ import annotations
 
-__all__ = ["DRAFT_FORMATS", "FORMATS", "FORMAT_MAX_LENGTH", "NUMBER_FORMATS"]
+__all__ = ["DRAFT_FORMATS", "FORMATS", "FORMAT_MAX_LENGTH", "HOSTNAME_WITH_A_LABELS", "NUMBER_FORMATS"]
 
 _MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
               "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
@@ -88,6 +89,9 @@ _LDH = "[A-Za-z0-9-]"
 # hyphens (RFC 5891 section 4.2.3.1: no reserved LDH label, so no A-label)
 _NR_LABEL = (f"(?:{_LD}(?:{_LDH}?{_LD})?"  # 1-3 characters
              f"|{_LD}{_LDH}(?:{_LDH}{_LD}|(?:{_LD}{_LDH}|-{_LD}){_LDH}{{0,58}}{_LD}))")  # 4, or 5-63
+# an A-label: ``xn--`` in any case, then letters, digits and hyphens, 5-63 characters in all, not
+# ending in a hyphen; which of them decode to valid U-labels the lexer's guard checks (a_labels)
+_A_LABEL = f"[Xx][Nn]--(?:{_LDH}{{0,58}}{_LD})"
 _H16 = "[0-9a-fA-F]{1,4}"
 
 # RFC 3986 appendix A; the i-prefixed rules are RFC 3987's, over a wider ``unreserved``.
@@ -130,6 +134,9 @@ _URI, _URI_REFERENCE = _uri_rules(_UNRESERVED, "")
 _IRI, _IRI_REFERENCE = _uri_rules(_UNRESERVED + _UCSCHAR, _IPRIVATE)
 _JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
 _HOSTNAME = rf"{_NR_LABEL}(?:\.{_NR_LABEL})*"
+_HOST_LABEL = f"(?:{_NR_LABEL}|{_A_LABEL})"
+#: ``hostname`` with A-labels, for the lexeme that ``a_labels.A_LABELS`` guards
+HOSTNAME_WITH_A_LABELS = rf"{_HOST_LABEL}(?:\.{_HOST_LABEL})*"
 _EMAIL = (rf'(?:{_ATEXT}+(?:\.{_ATEXT}+)*|"(?:[ !#-\[\]-~]|\\[ -~])*")'  # dot-atom or quoted string
           rf"@(?:{_HOSTNAME}|\[{_IPV4}\]|\[IPv6:{_IPV6}\])")
 

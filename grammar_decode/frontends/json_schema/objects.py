@@ -184,7 +184,9 @@ class ObjectBuilder:
         if "string" not in (types if isinstance(types, list) else [types]):
             return NOTHING, []
         lexeme = self.c.string_lexeme({k: v for k, v in names_schema.items() if k in _STRING_KEYWORDS}, where)
-        expr = NOTHING if lexeme is None else self.c.grammar.lexeme_exprs[lexeme]
+        # a guarded lexeme's expression admits texts its guard refuses: keys take the guard-free subset
+        grammar = self.c.grammar
+        expr = NOTHING if lexeme is None else grammar.unguarded.get(lexeme, grammar.lexeme_exprs[lexeme])
         if "const" in names_schema or "enum" in names_schema:
             values = [names_schema["const"]] if "const" in names_schema else names_schema["enum"]
             if not isinstance(values, list):

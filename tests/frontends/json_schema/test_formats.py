@@ -109,8 +109,8 @@ REJECTED = {
 }
 
 #: The A-labels (Punycode host labels) of the newest JSON-Schema-Test-Suite's hostname tests that
-#: must be rejected (invalid Punycode, IDNA2008 DISALLOWED code points, contextual rules): no
-#: A-label is written here, valid or not, so every one of them is refused.
+#: must be rejected (invalid Punycode, IDNA2008 DISALLOWED code points, contextual rules), and a
+#: few more; ``hostname`` checks each A-label (``a_labels``), ``idn-hostname`` writes none.
 INVALID_A_LABELS = ["xn--X", "xn--07jt112bpxg.xn--9t4b11yi5a", "xn--hello-txk", "xn--hello-zed", "xn--hello-6bf",
                     "xn--chb89f", "xn--07jceefgh4c", "xn--al-0ea", "xn--l-fda", "xn--la-0ea", "xn--l-gda",
                     "xn--S-jib3p", "xn--wva3j", "xn--A-2hc5h", "xn--5db1e", "xn--A-2hc8h", "xn--5db3e",
@@ -173,13 +173,29 @@ def test_format_with_lengths_and_pattern_is_the_intersection() -> None:
     assert not grammar.accepts('"b@c.co"') and not grammar.accepts('"ab@cd.efg"')
 
 
-@pytest.mark.parametrize("name", ["hostname", "idn-hostname"])
+#: The newest suite's valid A-labels, and the older suite's.
+VALID_A_LABELS = ["xn--9n2bp8q.xn--9t4b11yi5a", "xn--zca29lwxobi7a", "xn--qmbc", "xn--ll-0ea", "xn--wva3je",
+                  "xn--4dbc5h", "xn--4dbc8h", "xn--k8j5u", "xn--bck0j", "xn--vek778f", "xn--ngba1o", "xn--0-gyc",
+                  "xn--11b2ezcw70k", "xn--11b2ezcs70k", "xn--ngba5hb2804a", "xn--4gbwdl.xn--wgbh1c"]
+
+
 @pytest.mark.parametrize("draft", ["7", "2019-09", "2020-12"])
-def test_no_a_label_is_admitted(name: str, draft: str) -> None:
-    grammar = gd.compile_json_schema({"type": "string", "format": name}, draft=draft)
+def test_hostname_a_labels_exact_under_idna(draft: str) -> None:
+    grammar = gd.compile_json_schema({"type": "string", "format": "hostname"}, draft=draft)
     for text in INVALID_A_LABELS:
         assert not grammar.accepts(json.dumps(text)), text
-    assert not grammar.accepts('"xn--9n2bp8q.xn--9t4b11yi5a"')  # valid, but outside the documented subset
+    for text in VALID_A_LABELS + ["XN--9N2BP8Q", "a.xn--9n2bp8q.com"]:
+        quoted = json.dumps(text)
+        assert grammar.accepts(quoted), text
+        assert all(grammar.accepts_prefix(quoted[:k]) for k in range(len(quoted))), text  # no prefix refused
+    assert grammar.accepts('"a--b.com"') and grammar.accepts('"ab-c--d.com"')
+
+
+@pytest.mark.parametrize("draft", ["7", "2019-09", "2020-12"])
+def test_idn_hostname_admits_no_a_label(draft: str) -> None:
+    grammar = gd.compile_json_schema({"type": "string", "format": "idn-hostname"}, draft=draft)
+    for text in INVALID_A_LABELS + VALID_A_LABELS:  # valid ones too: outside the documented subset
+        assert not grammar.accepts(json.dumps(text)), text
     assert grammar.accepts('"a--b.com"') and grammar.accepts('"ab-c--d.com"')
 
 

@@ -576,7 +576,14 @@ class JsonSchemaCompiler:
             start_parts: "list[Part] | bool | None" = flatten(start, self.resolve, pointer)
         except (UnsupportedSchemaError, SchemaError):
             start_parts = None
-        beside = {id(c[2]): self._beside(start_parts, c[2], pointer) for options in choices for c in options}
+        merged_with_rest: dict[int, Any] = {}
+
+        def beside(branch: Any) -> Any:  # merged once per branch, and only when asked for
+            key = id(branch)
+            if key not in merged_with_rest:
+                merged_with_rest[key] = self._beside(start_parts, branch, pointer)
+            return merged_with_rest[key]
+
         apart: dict[tuple[int, int], bool] = {}
 
         def disjoint_pair(one: Any, other: Any) -> bool:
@@ -584,9 +591,10 @@ class JsonSchemaCompiler:
             found = apart.get(key)
             if found is None:
                 found = proved(one, other)
-                a, b = beside[id(one)], beside[id(other)]
-                if not found and a is not None and b is not None:
-                    found = a is False or b is False or proved(a, b)
+                if not found:
+                    a, b = beside(one), beside(other)
+                    if a is not None and b is not None:
+                        found = a is False or b is False or proved(a, b)
                 apart[key] = found
             return found
 
@@ -596,7 +604,7 @@ class JsonSchemaCompiler:
             for term in terms:
                 for choice in options:
                     branch = choice[2]
-                    if alone[id(branch)] or beside[id(branch)] is False or \
+                    if alone[id(branch)] or beside(branch) is False or \
                             any(disjoint_pair(c[2], branch) for c in term):
                         continue  # "type": "string" and "const": 1, say
                     grown.append(term + [choice])

@@ -20,7 +20,6 @@ branches (with the keywords beside them) is.
 
 from __future__ import annotations
 
-import copy
 from fractions import Fraction
 from typing import Any
 
@@ -60,7 +59,7 @@ def view(schema: Any, resolve: Resolve, pointer: str) -> Any:
         found = memo.get(id(schema))
         if found is not None and found[0] is schema and found[2] == mark:
             if isinstance(found[1], UnsupportedSchemaError):
-                raise copy.copy(found[1])
+                raise found[1].with_traceback(None)  # the same refusal again
             return found[1]
     try:
         parts = flatten(list(schema) if isinstance(schema, Conjunction) else [schema], resolve, pointer)

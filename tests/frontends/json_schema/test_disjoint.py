@@ -173,3 +173,23 @@ def test_random_logits_documents_validate(gpt2: gd.Vocabulary) -> None:
     schema = {"$defs": {"cat": CAT, "dog": DOG}, "type": "array", "maxItems": 3,
               "items": {"oneOf": [{"$ref": "#/$defs/cat"}, {"$ref": "#/$defs/dog"}, {"type": "null"}]}}
     assert_random_documents_validate(schema, gpt2, seeds=6, max_tokens=120)
+
+
+def test_merged_views_are_memoised_per_compile_refusals_included() -> None:
+    """``view`` with a ``MemoResolve``: the same merge once per schema object, a refusal raised
+    again on every later call (not an error of another type), and a schema object changed after
+    its view was taken is merged anew."""
+    from grammar_decode.errors import UnsupportedSchemaError
+    from grammar_decode.frontends.json_schema.disjoint import view
+    from grammar_decode.frontends.json_schema.keywords import MemoResolve
+
+    resolve = MemoResolve(lambda holder, pointer: {"type": "string"})
+    refused = {"allOf": [{"prefixItems": [{}], "additionalItems": False}]}
+    for _ in range(3):
+        with pytest.raises(UnsupportedSchemaError, match="additionalItems"):
+            view(refused, resolve, "")
+    merged = {"allOf": [{"type": "integer"}, {"minimum": 1}]}
+    first = view(merged, resolve, "")
+    assert view(merged, resolve, "") is first and first == {"type": "integer", "minimum": 1}
+    merged["allOf"] = [{"type": "integer"}, {"minimum": 2}]  # a new value: the memo entry is stale
+    assert view(merged, resolve, "")["minimum"] == 2

@@ -28,10 +28,14 @@ import functools
 import threading
 from typing import Hashable, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from ..ir.grammar import LexemeGuard
 from ..ir.regex import NOTHING, ExprSet, partition_of
 
 DEAD = -1
+#: In the dense table (``Lexer.dense``): the state's row is not there yet.
+UNBUILT = -2
 
 LexState = tuple[tuple[int, int], ...]
 #: The tags of a state's guarded pairs, by lexeme, in lexeme order.
@@ -85,6 +89,10 @@ class Lexer:
         #: per state: the tags of its guarded pairs (empty without guards)
         self.tags: list[Tags] = []
         self._vouch: dict[tuple[int, int, Hashable], bool] = {}
+        # the rows again as one int32 table of 256 per state (UNBUILT where not built), and a
+        # byte per state (1: accepting), for compiled walks; grown by doubling, under the lock
+        self._table = np.full(256 * 64, UNBUILT, dtype=np.int32)
+        self._accepts = np.zeros(64, dtype=np.uint8)
         #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
         #: a ``_LazyRow`` for states with guarded pairs)
         self.rows: list[list[int] | _LazyRow | None] = []
@@ -130,11 +138,14 @@ class Lexer:
             if found is not None:
                 return found
             state = len(self.pairs)
+            if state >= len(self._accepts):
+                self._grow(2 * len(self._accepts))
             tag_of = dict(live_tags)
             self.accepting.append(frozenset(lexeme for lexeme, e in live
                                             if exprs.nullable[e] and (lexeme not in tag_of or
                                                                       guards[lexeme].complete(tag_of[lexeme]))))
             self.closed.append(not any(exprs.first_bytes(e) for _lexeme, e in live))
+            self._accepts[state] = 1 if self.accepting[state] else 0
             self.rows.append(None)
             self.tags.append(live_tags)
             self.pairs.append(live)
@@ -207,7 +218,38 @@ class Lexer:
                                          for (lexeme, e), first in zip(pairs, firsts) if (first >> byte) & 1]))
         row = [targets[c] for c in class_of]
         self.rows[state] = row  # published whole: concurrent readers see None or the full row
+        with self._lock:
+            self._table[256 * state:256 * (state + 1)] = row
         return row
+
+    def _grow(self, capacity: int) -> None:
+        """Room for ``capacity`` states in the dense table (the lock is held). A walk still
+        reading the old table sees rows built since as UNBUILT and asks again (``dense_row``)."""
+        table = np.full(256 * capacity, UNBUILT, dtype=np.int32)
+        table[:len(self._table)] = self._table
+        accepts = np.zeros(capacity, dtype=np.uint8)
+        accepts[:len(self._accepts)] = self._accepts
+        self._table, self._accepts = table, accepts
+
+    def dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """The transitions as an int32 table (``table[256 * state + byte]``: the next state,
+        ``DEAD``, or ``UNBUILT``) and the accepting byte per state; both grow (a new array) as
+        states are made, so ask again after ``dense_row``."""
+        return self._table, self._accepts
+
+    def dense_row(self, state: int) -> bool:
+        """Make sure ``state``'s row is in the current dense table; False where the state's
+        transitions are made one byte at a time (guarded pairs: ``_LazyRow``), which the table
+        never holds."""
+        if self.tags[state]:
+            return False
+        row = self.rows[state]
+        if row is None:
+            self.row(state)
+        elif self._table[256 * state] == UNBUILT:  # built while the table was being grown
+            with self._lock:
+                self._table[256 * state:256 * (state + 1)] = row
+        return True
 
     def _guarded_row(self, state: int) -> "_LazyRow":
         """The row of a state with guarded pairs, filled byte by byte as bytes are asked for: a

@@ -1,6 +1,6 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
-   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts)
+   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen[, mutation])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state: the next state, DEAD (-1), or
@@ -13,12 +13,16 @@
    nodes:             int32 out, n entries: the nodes whose bytes all stay inside the lexeme.
    bounds:            int32 out, 2 n entries: (node, lexer state before its byte) where the lexeme
                       must end.
-   counts:            int64[2] in/out: how many nodes and bounds are written so far.
+   counts:            int64[3] in/out: how many nodes and bounds are written so far; out: the node
+                      to resume at (counts[2]).
+   seen:              uint8 in/out, one per lexer state: set to 1 for each state an allowed node
+                      leads to.
+   mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries.
 
    Returns -1 when the walk is done, or the lexer state whose row is missing: the caller builds
-   it, writes it into the table (a grown table may be passed on the next call) and calls again
-   with resume set to the node returned in counts... The node to resume at is written to
-   counts[2]. The walk releases the GIL: it touches no Python object. */
+   it, writes it into the table (a grown table, and a grown seen, may be passed on the next call)
+   and calls again with resume = counts[2]. The walk releases the GIL: it touches no Python
+   object. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -53,21 +57,22 @@ static void release(held_buffer *b) {
 }
 
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
-    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts;
+    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
-                          &o_stack, &o_nodes, &o_bounds, &o_counts, &mutation))
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
+                          &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &mutation))
         return NULL;
-    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts;
-    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts};
+    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen;
+    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
+                          &b_seen};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
     if (take(o_byte, &b_byte, 1, 0, "byte") || take(o_depth, &b_depth, 4, 0, "depth") ||
         take(o_end, &b_end, 4, 0, "end") || take(o_table, &b_table, 4, 0, "table") ||
         take(o_acc, &b_acc, 1, 0, "accepting") || take(o_stack, &b_stack, 4, 1, "stack") ||
         take(o_nodes, &b_nodes, 4, 1, "nodes") || take(o_bounds, &b_bounds, 4, 1, "bounds") ||
-        take(o_counts, &b_counts, 8, 1, "counts"))
+        take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen"))
         goto done;
     {
         const uint8_t *byte_at = (const uint8_t *)b_byte.view.buf;
@@ -79,6 +84,8 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         int32_t *nodes = (int32_t *)b_nodes.view.buf;
         int32_t *bounds = (int32_t *)b_bounds.view.buf;
         int64_t *counts = (int64_t *)b_counts.view.buf;
+        uint8_t *seen = (uint8_t *)b_seen.view.buf;
+        const Py_ssize_t seen_len = b_seen.view.len;
         const Py_ssize_t n = b_byte.view.len;
         const Py_ssize_t states = b_table.view.len / (256 * 4);
         const Py_ssize_t accepting_len = b_acc.view.len;
@@ -104,6 +111,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             if (parent < 0 || parent >= states || parent >= accepting_len) { bad = 1; break; }
             int32_t nxt = table[(Py_ssize_t)parent * 256 + byte_at[i]];
             if (nxt == UNBUILT) { missing = parent; break; }
+            if (nxt >= 0 && nxt >= seen_len) { bad = 1; break; }
             if (nxt == DEAD) {
                 if ((accepting[parent] & 1) && mutation != 2) {
                     bounds[2 * n_bounds] = (int32_t)i;
@@ -115,6 +123,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 continue;
             }
             stack[d] = nxt;
+            seen[nxt] = 1;
             nodes[n_nodes++] = (int32_t)i;
             i++;
         }
@@ -135,7 +144,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
-     "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts[, mutation])\n"
+     "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen[, mutation])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else the state whose row is missing."},
     {NULL, NULL, 0, NULL}};
 

@@ -16,21 +16,83 @@ It is split in two, so that the expensive part is shared across contexts:
   the subtree below is walked with both (further boundaries included). Boundary subtrees are small
   (tokens such as ``",`` or ``"}]``).
 
-Cost: two list lookups per visited node once the lexer's rows exist (~0.2 µs in CPython).
+Cost: two list lookups per visited node once the lexer's rows exist (~0.2 µs in CPython). The
+lexeme walk also runs compiled (``_walk.c``, built by the package's build): the same loop over
+the trie's flat arrays and the lexer's dense table (``Lexer.dense``), without the GIL, returning to
+Python only to have a missing row built. ``GRAMMAR_DECODE_WALK=python`` selects the Python walk,
+which stays the reference fast path; where the extension is missing, one warning says so and the
+Python walk runs.
 """
 
 from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
 
 from ..engine.lexer import DEAD, Lexer
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer
 from ..vocab import TokenTrie
 
+try:
+    from . import _walk
+except ImportError:  # pragma: no cover - the build compiles it; a checkout without a build has none
+    _walk = None  # type: ignore[assignment]
+    warnings.warn("grammar_decode: the compiled trie walk is not built here (pip install -e . builds it); "
+                  "masks use the slower Python walk", RuntimeWarning, stacklevel=2)
+
 #: A boundary: (trie node, lexer state just before that node's byte).
 Boundary = tuple[int, int]
 
+#: Whether lexeme walks use the compiled kernel (``GRAMMAR_DECODE_WALK=python``: never).
+COMPILED = _walk is not None and os.environ.get("GRAMMAR_DECODE_WALK", "") != "python"
+#: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost).
+_MUTATION = 0
 
-def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:
+
+def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple["list[int] | np.ndarray", list[Boundary], set[int]]:
+    """Nodes whose bytes all stay inside the lexeme begun at ``lex`` (in trie order), the
+    boundaries met, and the lexer states those nodes lead to: compiled where it can run, else
+    ``python_lexeme_walk``; both give the same."""
+    if COMPILED:
+        found = compiled_lexeme_walk(lexer, trie, lex)
+        if found is not None:
+            return found
+    return python_lexeme_walk(lexer, trie, lex)
+
+
+def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
+                         ) -> tuple[np.ndarray, list[Boundary], set[int]] | None:
+    """``python_lexeme_walk`` by the C kernel; None where it cannot run (a state whose row is
+    made one byte at a time, ``Lexer.dense_row``), and the caller walks in Python."""
+    byte_at, depth_at, end_at = trie.arrays()
+    n = len(byte_at)
+    nodes = np.empty(n, dtype=np.int32)
+    bounds = np.empty(2 * n, dtype=np.int32)
+    counts = np.zeros(3, dtype=np.int64)
+    stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
+    seen = np.zeros(0, dtype=np.uint8)  # 1 per lexer state an allowed node leads to
+    resume = 1
+    missing = lex
+    while True:
+        if not lexer.dense_row(missing):
+            return None
+        table, accepts = lexer.dense()
+        if len(seen) < len(accepts):
+            seen = np.concatenate((seen, np.zeros(len(accepts) - len(seen), dtype=np.uint8)))
+        missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, resume, stack, nodes, bounds,
+                                    counts, seen, _MUTATION)
+        if missing < 0:
+            break
+        resume = int(counts[2])
+    found = int(counts[1])
+    pairs = bounds[:2 * found].reshape(found, 2).tolist()
+    return nodes[:int(counts[0])], [(node, state) for node, state in pairs], set(np.flatnonzero(seen).tolist())
+
+
+def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:
     """Nodes whose bytes all stay inside the lexeme begun at ``lex``, the boundaries met, and the
     lexer states those nodes lead to."""
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end

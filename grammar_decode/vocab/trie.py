@@ -53,6 +53,7 @@ class TokenTrie:
         self.end = tuple(end)
         self.token_node = token_node
         self.max_depth = max(depth)
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         # CSR index node -> token ids spelled exactly there, so a mask is built from the allowed
         # nodes alone (cost proportional to them, not to the trie or the vocabulary).
         members_ids = np.flatnonzero(members)
@@ -63,6 +64,17 @@ class TokenTrie:
 
     def __len__(self) -> int:
         return len(self.byte)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``byte``, ``depth``, ``end`` as contiguous uint8, int32, int32 arrays (for compiled
+        walks), made on first use and kept (~9 bytes per node)."""
+        found = self._arrays
+        if found is None:
+            found = self._arrays = (np.array(self.byte, dtype=np.uint8), np.array(self.depth, dtype=np.int32),
+                                    np.array(self.end, dtype=np.int32))
+            for array in found:
+                array.flags.writeable = False
+        return found
 
     def tokens_at(self, nodes: "list[int] | np.ndarray") -> np.ndarray:
         """Token ids spelled exactly at ``nodes`` (each a node index >= 1). O(len(nodes) + result)."""

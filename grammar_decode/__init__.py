@@ -2,10 +2,11 @@
 token masks.
 
 Lifetimes: ``Vocabulary`` (per model) → ``compile_json_schema`` / ``compile_regex`` /
-``compile_grammar`` → ``CompiledGrammar`` (per constraint, shared) → ``grammar.matcher(vocab)``
-→ ``Matcher`` (per request).
+``compile_grammar`` → ``CompiledGrammar`` (per constraint, shared; ``GrammarCache`` keeps them for
+a server) → ``grammar.matcher(vocab)`` → ``Matcher`` (per request).
 """
 
+from .cache import GrammarCache
 from .compile import compile_grammar, compile_json_schema, compile_regex
 from .errors import (
     CompileTimeout,
@@ -25,7 +26,7 @@ from .generation import GenerationResult, apply_mask, generate
 from .grammar import CompiledGrammar
 from .limits import Limits
 from .masking.bitmask import bitmask_words
-from .matcher import Matcher
+from .matcher import Matcher, fill_bitmasks
 from .vocab import Vocabulary
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "CompiledGrammar",
     "GenerationResult",
     "GrammarAdmitsNothing",
+    "GrammarCache",
     "GrammarDecodeError",
     "GrammarError",
     "GrammarTooLarge",
@@ -51,6 +53,7 @@ __all__ = [
     "compile_grammar",
     "compile_json_schema",
     "compile_regex",
+    "fill_bitmasks",
     "generate",
 ]
 __version__ = "0.1.0"

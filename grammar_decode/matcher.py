@@ -8,7 +8,9 @@ vocabulary.
 
 from __future__ import annotations
 
-from typing import Protocol, Union
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol, Sequence, Union
 
 import numpy as np
 
@@ -197,3 +199,44 @@ class Matcher:
         if nxt is None:
             raise TokenRejected(token, f"{data!r} is not allowed here")
         self._states.append(nxt)
+
+
+#: One pool per thread count asked for, kept for the process (a batch fill per decoding step).
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+#: Most threads ``fill_bitmasks`` starts.
+MAX_FILL_THREADS = 64
+
+
+def fill_bitmasks(matchers: Sequence[Matcher], out: np.ndarray, threads: int = 1) -> None:
+    """Row ``i`` of ``out`` gets ``matchers[i]``'s mask (``Matcher.fill_bitmask``), for a batch.
+    Rows are independent, so ``threads > 1`` fills them from a thread pool; the compiled trie
+    walk releases the GIL, so cache-missing rows overlap there (row building and cache hits are
+    Python and take turns). Matchers may share grammars and vocabularies (their caches are
+    thread-safe), but not be the same matcher twice. ``out`` must have at least
+    ``len(matchers)`` rows."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_FILL_THREADS:
+        raise ValueError(f"threads must be an int in 1..{MAX_FILL_THREADS}, got {threads!r}")
+    if not isinstance(out, np.ndarray) or out.ndim != 2 or out.shape[0] < len(matchers):
+        raise ValueError(f"out needs at least {len(matchers)} rows (a 2-D int32 array)")
+    if len({id(m) for m in matchers}) != len(matchers):
+        raise ValueError("a matcher appears twice in the batch")
+    if threads == 1 or len(matchers) < 2:
+        for row, matcher in enumerate(matchers):
+            matcher.fill_bitmask(out, row)
+        return
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grammar-decode-fill")
+    # contiguous slices, one per thread: fewer hand-offs than a task per row
+    step = -(-len(matchers) // threads)
+    futures = [pool.submit(_fill_slice, matchers, out, start, min(start + step, len(matchers)))
+               for start in range(0, len(matchers), step)]
+    for future in futures:
+        future.result()  # re-raises a row's error here
+
+
+def _fill_slice(matchers: Sequence[Matcher], out: np.ndarray, start: int, stop: int) -> None:
+    for row in range(start, stop):
+        matchers[row].fill_bitmask(out, row)

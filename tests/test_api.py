@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import grammar_decode as gd
 
@@ -73,3 +74,30 @@ def test_vocabulary_ids_are_read_only_and_vocabularies_can_be_collected() -> Non
 def test_lone_surrogates_are_rejected_not_raised() -> None:
     grammar = gd.compile_json_schema({"type": "string"})
     assert not grammar.accepts('"\ud800"') and not grammar.accepts_prefix('"\ud800')
+
+
+def test_fill_bitmasks_equals_row_by_row(gpt2: gd.Vocabulary) -> None:
+    """``gd.fill_bitmasks`` with threads fills the same rows as one ``fill_bitmask`` per row."""
+    grammars = [gd.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer"}}}),
+                gd.compile_regex(r"[a-z]{2,5}@x\.io"), gd.compile_json_schema({"type": "array"})]
+    matchers = []
+    for k in range(9):
+        matcher = grammars[k % 3].matcher(gpt2)
+        if k % 3 == 0 and k:
+            matcher.advance(gpt2.ids_by_bytes()[b"{"][0])
+        matchers.append(matcher)
+    words = gd.bitmask_words(len(gpt2))
+    expected = np.zeros((9, words), dtype=np.int32)
+    for row, matcher in enumerate(matchers):
+        matcher.fill_bitmask(expected, row)
+    for threads in (1, 2, 4):
+        out = np.full((10, words), -1, dtype=np.int32)
+        gd.fill_bitmasks(matchers, out, threads=threads)
+        assert np.array_equal(out[:9], expected)
+        assert (out[9] == -1).all()  # rows past the batch are left alone
+    with pytest.raises(ValueError):
+        gd.fill_bitmasks(matchers, np.zeros((3, words), dtype=np.int32))
+    with pytest.raises(ValueError):
+        gd.fill_bitmasks(matchers, expected, threads=0)
+    with pytest.raises(ValueError):
+        gd.fill_bitmasks([matchers[0], matchers[0]], expected)

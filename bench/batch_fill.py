@@ -1,0 +1,84 @@
+#!/usr/bin/env python
+"""Batch fill: ``gd.fill_bitmasks`` with 1 and 2 threads, B = 1, 16, 64 rows, on rows that hit
+the mask cache and rows that miss it.
+
+Rows are matchers of string schemas (``pattern``/``format``/``maxLength``: states where the trie
+walk dominates), each at its own position in a valid instance. *Miss*: every row's state is new to
+its grammar (a fresh compile per round, so lexer rows and masks are cold); *hit*: the same rows
+again. Llama-3 vocabulary (128k tokens). Prints medians over rounds and the ratio 2 threads / 1.
+
+    python bench/batch_fill.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+import grammar_decode as gd  # noqa: E402
+from common import machine_info, render_table  # noqa: E402
+from tools.vocab_files import vocab_path  # noqa: E402
+
+SCHEMAS = [({"type": "string", "format": "email", "maxLength": 1024}, "joe.bloggs.someone@example-domain.com"),
+           ({"type": "string", "pattern": "^[A-Z]{3}-[0-9]{4,8}$"}, "ABC-12345678"),
+           ({"type": "string", "format": "uri"}, "https://example.com/a/b?q=1#frag"),
+           ({"type": "string", "pattern": "^[a-f0-9]{8}(-[a-f0-9]{4}){3}-[a-f0-9]{12}$", "maxLength": 64},
+            "0123abcd-0123-4567-89ab-0123456789ab")]
+
+
+def _rows(vocab: gd.Vocabulary, count: int) -> list[gd.Matcher]:
+    """``count`` matchers, fresh grammars, each fed a different prefix of its instance."""
+    grammars = [gd.compile_json_schema(schema) for schema, _ in SCHEMAS]
+    rows = []
+    for k in range(count):
+        index = k % len(SCHEMAS)
+        text = json.dumps(SCHEMAS[index][1]).encode()
+        cut = 1 + (k // len(SCHEMAS)) % (len(text) - 2)
+        matcher = grammars[index].matcher(vocab)
+        state = grammars[index].recognizer.feed(grammars[index].recognizer.initial, text[:cut])
+        matcher._states.append(state)  # the position after those bytes (tokens need not align)
+        rows.append(matcher)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    vocab = gd.Vocabulary.from_gguf(vocab_path("llama-bpe"))
+    gd.Matcher(gd.compile_json_schema({"type": "string"}), vocab).mask()  # per-vocabulary tables
+    results = {}
+    for batch in (1, 16, 64):
+        out = np.zeros((batch, gd.bitmask_words(len(vocab))), dtype=np.int32)
+        for threads in (1, 2):
+            miss, hit = [], []
+            for _ in range(args.rounds):
+                rows = _rows(vocab, batch)
+                started = time.perf_counter()
+                gd.fill_bitmasks(rows, out, threads=threads)
+                miss.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                gd.fill_bitmasks(rows, out, threads=threads)
+                hit.append(time.perf_counter() - started)
+            results[(batch, threads)] = (statistics.median(miss), statistics.median(hit))
+    table = []
+    for batch in (1, 16, 64):
+        (m1, h1), (m2, h2) = results[(batch, 1)], results[(batch, 2)]
+        table.append([batch, f"{m1 * 1000:.1f}", f"{m2 * 1000:.1f}", f"{m2 / m1:.2f}",
+                      f"{h1 * 1000:.2f}", f"{h2 * 1000:.2f}", f"{h2 / h1:.2f}"])
+    info = machine_info()
+    print(render_table(f"fill_bitmasks, Llama-3 vocabulary, medians of {args.rounds} ({info['processor']}, {info['cpu_count']} cores)",
+                       ["rows", "miss 1 thread (ms)", "miss 2 threads", "ratio", "hit 1 thread (ms)",
+                        "hit 2 threads", "ratio"], table))
+
+
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,7 @@ caught by the same comparison."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ def test_the_compiled_walk_is_built_and_used() -> None:
     """``pip install -e .`` compiles ``_walk.c`` (setup.py); a build that left it out fails here
     rather than have every comparison below pass vacuously."""
     assert walk._walk is not None, "grammar_decode/masking/_walk.c was not compiled"
-    assert walk.COMPILED or __import__("os").environ.get("GRAMMAR_DECODE_WALK") == "python"
+    assert walk.COMPILED or os.environ.get("GRAMMAR_DECODE_WALK") == "python"
 
 DOCUMENTS = [
     (PERSON, {"name": "Ann \u00e9 \\\" x", "age": 31, "active": True}),

@@ -524,10 +524,10 @@ class JsonSchemaCompiler:
             self.refs.alias(found, part.schema)
         return found
 
-    def _beside(self, start: "list[Part] | bool | None", branch: Any, pointer: str) -> Any:
+    def _beside(self, start: "list[Part] | bool | None", known: frozenset[Any], branch: Any, pointer: str) -> Any:
         """``branch`` merged with the rest of the conjunction (``start``, flattened once for all
-        branches; None where that refused): a schema for the proofs, False when that admits
-        nothing, None when it does not merge."""
+        branches; None where that refused; ``known``: its parts' keys): a schema for the proofs,
+        False when that admits nothing, None when it does not merge."""
         if start is None:
             return None
         try:
@@ -537,7 +537,6 @@ class JsonSchemaCompiler:
             if start is True or flat is True:
                 parts = start if flat is True else flat
                 return parts if isinstance(parts, bool) else merge(parts, pointer)
-            known = key_of(start)
             return merge(start + [p for p in flat if (id(p.schema), p.without) not in known], pointer)
         except (UnsupportedSchemaError, SchemaError):
             return None
@@ -576,12 +575,13 @@ class JsonSchemaCompiler:
             start_parts: "list[Part] | bool | None" = flatten(start, self.resolve, pointer)
         except (UnsupportedSchemaError, SchemaError):
             start_parts = None
+        start_keys = key_of(start_parts) if isinstance(start_parts, list) else frozenset()
         merged_with_rest: dict[int, Any] = {}
 
         def beside(branch: Any) -> Any:  # merged once per branch, and only when asked for
             key = id(branch)
             if key not in merged_with_rest:
-                merged_with_rest[key] = self._beside(start_parts, branch, pointer)
+                merged_with_rest[key] = self._beside(start_parts, start_keys, branch, pointer)
             return merged_with_rest[key]
 
         apart: dict[tuple[int, int], bool] = {}

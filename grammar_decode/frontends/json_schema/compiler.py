@@ -56,8 +56,8 @@ from .lexemes import JsonLexemes, json_string_chars
 from .arrays import array_alternatives
 from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
                        UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, MemoResolve, non_negative_int, pointer_join)
-from .merge import (Conjunction, Part, Patterns,
-                         flatten, key_of, merge)
+from .content import ContentIds
+from .merge import Conjunction, Part, Patterns, flatten, key_of, merge
 from .number_lexemes import NumberLexemes
 from .numbers import BOUND_KEYWORDS, bounds
 from .objects import object_rule
@@ -193,6 +193,8 @@ class JsonSchemaCompiler:
         self.empty_reasons: list[tuple[str, str]] = []
         #: the shortest key of each key region before named keys are taken out (``objects``)
         self.region_witnesses: dict[int, object] = {}
+        #: whether a key region is empty, by (region, region before named keys, witness core)
+        self.empty_regions: dict[tuple[int, int, bytes], bool] = {}
         self.spaced = max_whitespace > 0
         self._rules: dict[int, Symbol] = {}
         self._keep: list[Any] = []  # schemas whose ids key _rules stay alive while compiling
@@ -202,6 +204,11 @@ class JsonSchemaCompiler:
         self._bounded: dict[tuple[Any, ...], Symbol] = {}
         self.numbers = NumberLexemes(self.grammar, self.lex, self.empty_reasons)
         self._conjunctions: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
+        # the same conjunctions by content: parts built while compiling (merged, rewritten) are new
+        # objects each time, and real schemas build the same ones many times over
+        self._content = ContentIds(self.refs.context_of)
+        self._conjunctions_by_content: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
+        self._rules_by_content: dict[int, Symbol] = {}
         self._part_views: dict[tuple[int, frozenset[str]], dict[str, Any]] = {}
         # schemas repeat the same patterns and character classes across many objects: each one
         # is translated once per grammar
@@ -233,8 +240,17 @@ class JsonSchemaCompiler:
         found = self._rules.get(key)
         if found is not None:
             return found
+        content = self._content.schema(schema)
+        if content is not None:
+            found = self._rules_by_content.get(content)
+            if found is not None:
+                self._rules[key] = found
+                self._keep.append(schema)
+                return found
         rule = self.grammar.rule(pointer or "/")
         self._rules[key] = rule
+        if content is not None:
+            self._rules_by_content[content] = rule
         self._keep.append(schema)
         self.grammar.define(rule, self._alternatives(schema, pointer))
         return rule
@@ -466,9 +482,27 @@ class JsonSchemaCompiler:
         found = self._conjunctions.get(key)
         if found is not None:
             return found
+        content = self._content_key(parts)
+        if content is not None:
+            found = self._conjunctions_by_content.get(content)
+            if found is not None:
+                self._conjunctions[key] = found
+                return found
         rule = self._conjunctions[key] = self.grammar.rule(f"{pointer or '/'} allOf")
+        if content is not None:
+            self._conjunctions_by_content[content] = rule
         self.grammar.define(rule, self._conjunction_alternatives(parts, pointer))
         return rule
+
+    def _content_key(self, parts: list[Part]) -> frozenset[tuple[int, frozenset[str]]] | None:
+        """``key_of(parts)`` by content (``content.ContentIds``): None where a part has none."""
+        out = []
+        for part in parts:
+            found = self._content.part(part.schema, part.without)
+            if found is None:
+                return None
+            out.append((found, part.without))
+        return frozenset(out)
 
     def _conjunction_alternatives(self, parts: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
         if any(UNEVALUATED_PROPERTIES in p.schema or UNEVALUATED_ITEMS in p.schema for p in parts):

@@ -140,6 +140,7 @@ class SchemaCompiler(Protocol):
     lex: JsonLexemes
     empty_reasons: list[tuple[str, str]]
     region_witnesses: dict[int, object]
+    empty_regions: dict[tuple[int, int, bytes], bool]
     extra_keys: str
     property_order: str
 

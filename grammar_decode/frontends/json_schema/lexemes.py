@@ -60,6 +60,7 @@ class JsonLexemes:
         self.string = grammar.lexeme(string_expr(grammar), "string")
         self._keys: dict[str, Symbol] = {}
         self._chars: dict[str, int] = {}
+        self._spellings: dict[str, int] = {}
 
     def literal(self, text: bytes) -> Symbol:
         return self.grammar.lexeme(self.grammar.exprs.literal(text), text.decode("utf-8", "replace"))
@@ -87,7 +88,10 @@ class JsonLexemes:
     def all_spellings(self, name: str) -> int:
         """Every JSON spelling of the string ``name``, quotes included: each character raw or
         escaped in any way JSON allows (what a key must not be when it is not ``name``). Memoised
-        per character."""
+        per name and per character (objects name the same keys many times over)."""
+        found = self._spellings.get(name)
+        if found is not None:
+            return found
         exprs = self.grammar.exprs
         chars = []
         for ch in name:
@@ -96,7 +100,8 @@ class JsonLexemes:
                 found = self._chars[ch] = json_string_chars(exprs, [(ord(ch), ord(ch))])
             chars.append(found)
         quote = exprs.literal(b'"')
-        return exprs.concat(quote, *chars, quote)
+        found = self._spellings[name] = exprs.concat(quote, *chars, quote)
+        return found
 
     def seq(self, *symbols: Symbol | None) -> tuple[Symbol, ...]:
         """An alternative, with the optional-whitespace slots (None in compact mode) dropped."""

@@ -250,14 +250,22 @@ class ObjectBuilder:
         shortest keys of the patterns that match there, run together, often is one of its keys
         (patterns search, so a key holding each pattern's shortest match matches them all):
         tried next, since a witness proves a region non-empty at once where the derivative
-        search over an intersection of searches can take seconds."""
+        search over an intersection of searches can take seconds. Memoised per compile (objects
+        that name the same keys beside the same patterns ask the same question)."""
+        joined = b"".join(cores[p] for p in matched)
+        key = (expr, free, joined)
+        found = self.c.empty_regions.get(key)
+        if found is None:
+            found = self.c.empty_regions[key] = self._region_is_empty(expr, free, joined)
+        return found
+
+    def _region_is_empty(self, expr: int, free: int, joined: bytes) -> bool:
         if free != expr:
             found = self._free_witness(free)
             if found is _EMPTY:
                 return True
             if found is not None and self.exprs.witnessed(expr, found, shortest_of_superset=True):
                 return False
-        joined = b"".join(cores[p] for p in matched)
         for inner in (joined, joined + b"_", b"_" + joined):
             if self.exprs.witnessed(expr, b'"' + inner + b'"'):
                 return False

@@ -310,6 +310,12 @@ class RefIndex:
     def base_of(self, schema: Any) -> str:
         return self._base.get(id(schema), self.root_base)
 
+    def context_of(self, schema: Any) -> tuple[str, Optional[str]]:
+        """What a ``$ref`` held by ``schema`` resolves against: its base URI, and the base drafts
+        4-7 read it under where that differs (``_resolve``). Two schema objects with the same
+        content and context mean the same (``content.ContentIds``)."""
+        return self.base_of(schema), self._outer_base.get(id(schema))
+
     def resolve(self, holder: dict[str, Any], pointer: str) -> Any:
         """The schema ``holder["$ref"]`` points at (memoised per holder: proofs and merges ask
         for the same references many times)."""

@@ -57,3 +57,36 @@ def _display(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def llguidance_tokenizer(vocab: gd.Vocabulary) -> Any:
+    """llguidance's tokenizer over the tokens of ``vocab`` (extra ``[bench]``)."""
+    import llguidance
+    eos = vocab.eos_token_ids[0] if vocab.eos_token_ids else 0
+    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(list(vocab.tokens), eos)))
+
+
+class _Tokens:
+    """The minimal tokenizer object ``llguidance.TokenizerWrapper`` reads (tokens as bytes)."""
+
+    def __init__(self, tokens: list[bytes], eos: int) -> None:
+        self.tokens = tokens
+        self.eos_token_id = eos
+        self.bos_token_id = None
+        self.ids = {t: i for i, t in enumerate(tokens) if t}
+        self.longest = max(len(t) for t in tokens)
+
+    def __call__(self, text: bytes) -> list[int]:
+        """Greedy longest-match tokens spelling ``text`` (a valid tokenization, not the canonical
+        BPE one; llguidance uses it for text it forces)."""
+        out, i = [], 0
+        while i < len(text):
+            for j in range(min(len(text), i + self.longest), i, -1):
+                found = self.ids.get(text[i:j])
+                if found is not None:
+                    out.append(found)
+                    i = j
+                    break
+            else:
+                raise ValueError(f"byte {text[i]:#x} has no token")
+        return out

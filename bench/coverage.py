@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_info, progress, render_table  # noqa: E402
+from common import llguidance_tokenizer, machine_info, progress, render_table  # noqa: E402
 
 from grammar_decode.frontends.json_schema.refs import declared_uri  # noqa: E402
 
@@ -156,38 +156,8 @@ def _peer_reason(message: str) -> str:
 
 def _peer_tokenizer() -> Any:
     """llguidance's tokenizer over the same Llama-3 GGUF vocabulary this library reads."""
-    import llguidance
     import grammar_decode as gd
-    vocab = gd.Vocabulary.from_gguf(_vocab_file())
-    tokens = list(vocab.tokens)
-    eos = vocab.eos_token_ids[0] if vocab.eos_token_ids else 0
-    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(tokens, eos)))
-
-
-class _Tokens:
-    """The minimal tokenizer object ``llguidance.TokenizerWrapper`` reads (tokens as bytes)."""
-
-    def __init__(self, tokens: list[bytes], eos: int) -> None:
-        self.tokens = tokens
-        self.eos_token_id = eos
-        self.bos_token_id = None
-        self.ids = {t: i for i, t in enumerate(tokens) if t}
-        self.longest = max(len(t) for t in tokens)
-
-    def __call__(self, text: bytes) -> list[int]:
-        """Greedy longest-match tokens spelling ``text`` (a valid tokenization, not the canonical
-        BPE one; llguidance uses it for text it forces)."""
-        out, i = [], 0
-        while i < len(text):
-            for j in range(min(len(text), i + self.longest), i, -1):
-                found = self.ids.get(text[i:j])
-                if found is not None:
-                    out.append(found)
-                    i = j
-                    break
-            else:
-                raise ValueError(f"byte {text[i]:#x} has no token")
-        return out
+    return llguidance_tokenizer(gd.Vocabulary.from_gguf(_vocab_file()))
 
 
 def _worker(job: str, memory_mb: int, inbox: Any, outbox: Any) -> None:

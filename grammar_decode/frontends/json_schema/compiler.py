@@ -209,6 +209,7 @@ class JsonSchemaCompiler:
         self._content = ContentIds(self.refs.context_of)
         self._conjunctions_by_content: dict[frozenset[tuple[int, frozenset[str]]], Symbol] = {}
         self._rules_by_content: dict[int, Symbol] = {}
+        self._judges: dict[tuple[int, bool], Callable[[bytes], bool]] = {}  # enum filters, by siblings' content
         self._part_views: dict[tuple[int, frozenset[str]], dict[str, Any]] = {}
         # schemas repeat the same patterns and character classes across many objects: each one
         # is translated once per grammar
@@ -741,6 +742,16 @@ class JsonSchemaCompiler:
         siblings, never keep one that does not."""
         if self._filter_depth >= 8:
             raise UnsupportedSchemaError("enum", pointer, "enum/const filters nested too deeply through $ref")
+        content = self._content.schema(siblings)
+        key = None if content is None else (content, objects)
+        found = self._judges.get(key) if key is not None else None
+        if found is None:
+            found = self._new_sibling_judge(siblings, pointer, objects)
+            if key is not None:
+                self._judges[key] = found  # schemas repeat one enum's siblings in many places
+        return found
+
+    def _new_sibling_judge(self, siblings: dict[str, Any], pointer: str, objects: bool) -> Callable[[bytes], bool]:
         sub = None
         if objects and self.property_order != "any":
             try:

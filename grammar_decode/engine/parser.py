@@ -1,6 +1,6 @@
 """A general context-free parser over lexemes, with hash-consed states.
 
-The grammar is first rewritten (``transform.py``: no empty alternatives, no unit rules, no left
+The grammar is first rewritten (``transform.py``: no empty alternatives, no unit cycles, no left
 recursion; the language is unchanged). The parser then predicts top-down and keeps every
 alternative alive at once, like a generalised LL parser: a *state* is a set of *threads*, each a
 position inside an alternative that expects a lexeme next, together with the set of *return
@@ -171,6 +171,9 @@ class Parser:
         symbols = self.symbols
         accepted = False
         work = [(position, conts)]
+        # each (position, return points) once: unit rules and shared rules make diamonds (A → B |
+        # C, B → D, C → D), which without this would be walked once per path, 2^k for k of them
+        seen = set(work)
         while work:
             position, conts = work.pop()
             symbol = symbols[position]
@@ -178,7 +181,8 @@ class Parser:
                 for cont in conts:
                     if cont is ROOT:
                         accepted = True
-                    else:
+                    elif (cont.position, cont.parents) not in seen:
+                        seen.add((cont.position, cont.parents))
                         work.append((cont.position, cont.parents))
             elif symbol >= 0:
                 threads.setdefault(position, set()).update(conts)
@@ -186,7 +190,9 @@ class Parser:
                 after = position + 1
                 inner = conts if symbols[after] == END else frozenset((self._cont(after, conts),))
                 for first in self.firsts[~symbol]:
-                    work.append((first, inner))
+                    if (first, inner) not in seen:
+                        seen.add((first, inner))
+                        work.append((first, inner))
         return accepted
 
     def _scan(self, state: ParseState, lexemes: frozenset[int]) -> ParseState | None:

@@ -1,7 +1,7 @@
 """Rewrites a grammar into the form the parser needs, keeping its language.
 
 The parser (``parser.py``) predicts top-down, so it needs a grammar with no empty alternatives
-(only the start may be nullable, as a flag), no unit rules and no left recursion. Only the
+(only the start may be nullable, as a flag), no unit cycles and no left recursion. Only the
 language matters to constrained decoding, never the parse trees, so these classic rewrites are
 free to restructure rules:
 
@@ -11,7 +11,10 @@ free to restructure rules:
 2. split alternatives longer than two symbols into right-nested chains (so step 3 creates at most
    three variants per alternative, and the parser's tail calls keep right recursion flat);
 3. remove empty alternatives (every nullable symbol becomes optional where it is used);
-4. remove unit rules (``A → B``), which also removes unit cycles;
+4. merge unit cycles (rules that derive one another through unit alternatives ``A → B`` alone
+   become one rule); other unit rules stay: the parser follows them as tail calls, and removing
+   them would copy every alternative of ``B`` into each ``A`` (on SchemaStore's
+   ``web-types.json``, 93k parser symbols instead of 36k);
 5. remove left recursion, only inside the strongly connected parts of the left-corner graph that
    have it (Paull's algorithm; direct recursion ``A → A α | β`` becomes ``A → β | β A'``,
    ``A' → α | α A'``).
@@ -118,28 +121,14 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
             return Rewritten(rules, names, start_rule, True)
         raise GrammarAdmitsNothing("the grammar admits no text")  # pragma: no cover - caught by step 1
 
-    # 4. unit rules
-    units: list[set[int]] = []
-    for index, alts in enumerate(rules):
-        units.append({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0})
+    # 4. unit cycles: rules that derive one another through unit alternatives alone are one rule
+    unit_edges = [sorted({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0}) for alts in rules]
     check_deadline()
-    merged: list[list[Alternative]] = []
-    for index in range(len(rules)):
-        if not index & 255:
-            check_deadline()
-        if not units[index]:
-            merged.append(rules[index])  # no unit alternative (most rules): already distinct
-            continue
-        seen = {index}
-        stack = [index]
-        while stack:
-            for other in units[stack.pop()]:
-                if other not in seen:
-                    seen.add(other)
-                    stack.append(other)
-        merged.append(list(dict.fromkeys(alt for other in sorted(seen) for alt in rules[other]
-                                         if not (len(alt) == 1 and alt[0] < 0))))
-    rules = merged
+    for component in _cyclic_components(unit_edges):
+        members = {~m for m in component}
+        body = list(dict.fromkeys(alt for m in component for alt in rules[m] if not (len(alt) == 1 and alt[0] in members)))
+        for m in component:
+            rules[m] = list(body)
     rules = _reachable_only(rules, start_rule)
     _check(rules, max_size)
 
@@ -269,15 +258,20 @@ def _reachable_only(rules: list[list[Alternative]], start: int) -> list[list[Alt
 
 def _left_recursive_components(rules: list[list[Alternative]]) -> list[list[int]]:
     """Strongly connected components of the left-corner graph (A → B when an alternative of A
-    starts with B) that contain a cycle, each in index order. Tarjan's algorithm, iterative."""
-    edges = [sorted({~alt[0] for alt in alts if alt and alt[0] < 0}) for alts in rules]
+    starts with B) that contain a cycle, each in index order."""
+    return _cyclic_components([sorted({~alt[0] for alt in alts if alt and alt[0] < 0}) for alts in rules])
+
+
+def _cyclic_components(edges: list[list[int]]) -> list[list[int]]:
+    """Strongly connected components of the graph ``edges`` (node -> its successors) that contain
+    a cycle, each in index order. Tarjan's algorithm, iterative."""
     index_of: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
     stack: list[int] = []
     components: list[list[int]] = []
     counter = 0
-    for root in range(len(rules)):
+    for root in range(len(edges)):
         if not root & 1023:
             check_deadline()
         if root in index_of:

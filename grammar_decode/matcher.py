@@ -153,6 +153,10 @@ class Matcher:
         out[row, :words] = self._masker.packed(self.state) if self._unique is None else pack_mask(self.mask())
         out[row, words:] = 0
 
+    def _fills_from_cache(self) -> bool:
+        """Whether ``fill_bitmask`` would copy a cached row (no walk, no Python work to overlap)."""
+        return self.terminated or (self._unique is None and self._masker.has_packed(self.state))
+
     def is_accepting(self) -> bool:
         """True when the text so far is a complete sentence."""
         return self.terminated or self._recognizer.is_accepting(self.state)
@@ -212,7 +216,8 @@ def fill_bitmasks(matchers: Sequence[Matcher], out: np.ndarray, threads: int = 1
     """Row ``i`` of ``out`` gets ``matchers[i]``'s mask (``Matcher.fill_bitmask``), for a batch.
     Rows are independent, so ``threads > 1`` fills them from a thread pool; the compiled trie
     walk releases the GIL, so cache-missing rows overlap there (row building and cache hits are
-    Python and take turns). Matchers may share grammars and vocabularies (their caches are
+    Python and take turns); a batch whose every row is a cache hit is filled in this thread.
+    Matchers may share grammars and vocabularies (their caches are
     thread-safe), but not be the same matcher twice. ``out`` must have at least
     ``len(matchers)`` rows."""
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_FILL_THREADS:
@@ -221,7 +226,8 @@ def fill_bitmasks(matchers: Sequence[Matcher], out: np.ndarray, threads: int = 1
         raise ValueError(f"out needs at least {len(matchers)} rows (a 2-D int32 array)")
     if len({id(m) for m in matchers}) != len(matchers):
         raise ValueError("a matcher appears twice in the batch")
-    if threads == 1 or len(matchers) < 2:
+    if threads == 1 or len(matchers) < 2 or all(m._fills_from_cache() for m in matchers):
+        # cache hits take microseconds each: handing them to threads would cost more than they do
         for row, matcher in enumerate(matchers):
             matcher.fill_bitmask(out, row)
         return

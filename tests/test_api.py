@@ -76,25 +76,40 @@ def test_lone_surrogates_are_rejected_not_raised() -> None:
     assert not grammar.accepts('"\ud800"') and not grammar.accepts_prefix('"\ud800')
 
 
-def test_fill_bitmasks_equals_row_by_row(gpt2: gd.Vocabulary) -> None:
-    """``gd.fill_bitmasks`` with threads fills the same rows as one ``fill_bitmask`` per row."""
+def _batch(vocab: gd.Vocabulary) -> list[gd.Matcher]:
+    """Nine matchers over three freshly compiled grammars (so their caches are cold)."""
     grammars = [gd.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer"}}}),
                 gd.compile_regex(r"[a-z]{2,5}@x\.io"), gd.compile_json_schema({"type": "array"})]
     matchers = []
     for k in range(9):
-        matcher = grammars[k % 3].matcher(gpt2)
+        matcher = grammars[k % 3].matcher(vocab)
         if k % 3 == 0 and k:
-            matcher.advance(gpt2.ids_by_bytes()[b"{"][0])
+            matcher.advance(vocab.ids_by_bytes()[b"{"][0])
         matchers.append(matcher)
+    return matchers
+
+
+def test_fill_bitmasks_equals_row_by_row(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gd.fill_bitmasks`` with threads fills the same rows as one ``fill_bitmask`` per row, on
+    cold rows (the thread pool) and on cached ones (filled in the calling thread)."""
     words = gd.bitmask_words(len(gpt2))
+    matchers = _batch(gpt2)
     expected = np.zeros((9, words), dtype=np.int32)
     for row, matcher in enumerate(matchers):
         matcher.fill_bitmask(expected, row)
     for threads in (1, 2, 4):
         out = np.full((10, words), -1, dtype=np.int32)
-        gd.fill_bitmasks(matchers, out, threads=threads)
+        gd.fill_bitmasks(_batch(gpt2), out, threads=threads)
         assert np.array_equal(out[:9], expected)
         assert (out[9] == -1).all()  # rows past the batch are left alone
+    # every row cached: no thread pool at all
+    monkeypatch.setattr("grammar_decode.matcher.ThreadPoolExecutor", None)
+    monkeypatch.setattr("grammar_decode.matcher._POOLS", {})
+    out = np.zeros((9, words), dtype=np.int32)
+    gd.fill_bitmasks(matchers, out, threads=8)
+    assert np.array_equal(out, expected)
+    with pytest.raises(TypeError):  # a cold row needs the pool, which is gone here
+        gd.fill_bitmasks(_batch(gpt2), out, threads=8)
     with pytest.raises(ValueError):
         gd.fill_bitmasks(matchers, np.zeros((3, words), dtype=np.int32))
     with pytest.raises(ValueError):

@@ -154,6 +154,10 @@ class Masker:
             self._packed.put(state, found, found.nbytes)
         return found
 
+    def has_packed(self, state: State) -> bool:
+        """Whether ``packed(state)`` is a cache hit now (a dict lookup; it may be evicted after)."""
+        return state in self._packed.entries
+
     def cache_info(self) -> dict[str, dict[str, int]]:
         """Entries, bytes held, hits and misses of each cache."""
         return {"lexeme_parts": self._lexeme_parts.info(), "boundary_parts": self._boundary_parts.info(),

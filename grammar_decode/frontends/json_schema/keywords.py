@@ -6,7 +6,8 @@ Layers of this package (each module imports only from the layers before it):
 1. this module;
 2. the document: ``walk`` (schema positions), ``drafts`` (which draft's keywords apply),
    ``refs`` (``$ref`` resolution and the draft view of each schema object);
-3. schema algebra on dicts: ``numbers`` (bounds and multiples), ``merge`` (conjunctions),
+3. schema algebra on dicts: ``content`` (content ids: which objects mean the same),
+   ``numbers`` (bounds and multiples), ``merge`` (conjunctions),
    ``disjoint`` (proofs that schemas share no instance), ``complement`` (``not`` pushed inward),
    ``rewrites`` (``not``, ``if``, ``oneOf``, ``dependentSchemas`` into ``anyOf``/``allOf``);
 4. IR builders: ``lexemes`` (JSON's lexemes), ``formats``, ``number_lexemes``, ``objects``,

@@ -355,13 +355,19 @@ def run_engine(name: str, cpu: int, vocab_file: Path, timeout: float) -> list[di
             worker = (process, inbox, outbox)
         process, inbox, outbox = worker
         inbox.put(index)
-        try:
-            got, result = outbox.get(timeout=timeout)
-        except Exception:  # the queue's Empty: an overrun
-            process.kill()
-            process.join()
-            worker = None
-            result = {"outcome": "timeout", "reason": f"over {timeout:g} s"}
+        result = None
+        began = time.perf_counter()
+        while result is None:
+            try:
+                _index, result = outbox.get(timeout=0.5)
+            except Exception:  # the queue's Empty: still working, overrun, or died
+                died = not process.is_alive()
+                if died or time.perf_counter() - began > timeout:
+                    process.kill()
+                    process.join()
+                    worker = None
+                    result = ({"outcome": "crash", "reason": f"worker exit {process.exitcode}"} if died
+                              else {"outcome": "timeout", "reason": f"over {timeout:g} s"})
         results[index] = result
         index += 1
         if index % 100 == 0:

@@ -456,8 +456,10 @@ class ObjectBuilder:
         and between them runs of optional keys as ranges halved into a balanced tree (a
         non-empty subsequence of ``[i, n)`` is one of ``[i, m)``, then one of ``[m, n)``, or
         either alone). Where the automaton's skip rules (``A → B``) chain every optional key to
-        all later ones once unit rules are removed (O(keys²) symbols: 10,000 optional keys would
-        be 10^8), the tree's unit rules reach only their subtree: O(keys log keys)."""
+        all later ones, a rewrite that removes unit rules makes O(keys²) symbols of them (10,000
+        optional keys would be 10^8; the rewrite now keeps unit rules outside cycles, but the
+        tree does not depend on it): the tree's unit rules reach only their subtree, O(keys log
+        keys)."""
         c, lex = self.c, self.c.lex
         name = self.pointer or "/"
         comma = lex.seq(lex.ws, lex.comma, lex.ws)

@@ -245,6 +245,8 @@ class JsonSchemaCompiler:
         if content is not None:
             found = self._rules_by_content.get(content)
             if found is not None:
+                if isinstance(schema, dict):
+                    self._check_keywords(schema, pointer)  # its twin's errors may lie in annotations
                 self._rules[key] = found
                 self._keep.append(schema)
                 return found
@@ -508,9 +510,21 @@ class JsonSchemaCompiler:
     def _conjunction_alternatives(self, parts: list[Part], pointer: str) -> list[tuple[Symbol, ...]]:
         if any(UNEVALUATED_PROPERTIES in p.schema or UNEVALUATED_ITEMS in p.schema for p in parts):
             # a oneOf branch evaluates its keys only where it is the branch taken: distribute over
-            # the branches before merge reads what the conjunction evaluates
-            parts = [Part(self.rewriter.one_of_as_any_of(p.schema, pointer), p.without)
-                     if "oneOf" in p.schema and "oneOf" not in p.without else p for p in parts]
+            # the branches before merge reads what the conjunction evaluates. The part's own
+            # keywords are rewritten (its allOf and $ref are parts already), and what the rewrite
+            # adds beside them (an allOf of the types no value passes once) becomes parts too
+            distributed: list[Part] = []
+            for p in parts:
+                if "oneOf" not in p.schema or "oneOf" in p.without:
+                    distributed.append(p)
+                    continue
+                flat = flatten([self.rewriter.one_of_as_any_of(self._part_view(p), pointer)], self.resolve, pointer)
+                if flat is False:
+                    self.empty_reasons.append((pointer, "no value passes exactly one oneOf branch"))
+                    return []
+                if flat is not True:
+                    distributed.extend(flat)
+            parts = distributed
         rewritten = self._rewrite_clashes(parts, pointer)
         if rewritten is False:
             self.empty_reasons.append((pointer, "the allOf branches admit nothing in common"))

@@ -284,9 +284,13 @@ def merge(parts: list[Part], pointer: str) -> dict[str, Any] | bool:
         # a key only what a "not" rejects names is not evaluated either: it must pass rest too
         evaluated = {k for items in every if EVALUATES_NOTHING not in items
                      for k in (items.get("properties") or {})}
-        properties = out.get("properties", {})
+        # a new dict: out["properties"] may be a part's own (one part named properties), which
+        # other schemas share and which must not change once read
+        properties = dict(out.get("properties", {}))
         for key in [k for k in properties if k not in evaluated]:
             properties[key] = Conjunction((properties[key], rest))
+        if properties:
+            out["properties"] = properties
     if unevaluated.get(UNEVALUATED_ITEMS, True) is not True:
         if any("contains" in items for items in every):
             raise UnsupportedSchemaError("unevaluatedItems", pointer, "beside 'contains' (it evaluates the "

@@ -109,6 +109,15 @@ def test_twins_compile_to_one_rule() -> None:
     assert len(gd.compile_json_schema(same).ir.rule_names) < len(gd.compile_json_schema(distinct).ir.rule_names) - 15
 
 
+def test_a_twin_keeps_its_own_errors() -> None:
+    """A memo hit by content still checks the schema's own keywords: the error does not depend on
+    which twin came first."""
+    for first, second in ((("a", {"type": "string"}), ("b", {"type": "string", "$defs": 5})),
+                          (("b", {"type": "string", "$defs": 5}), ("a", {"type": "string"}))):
+        with pytest.raises(gd.SchemaError, match=r"'\$defs' must be an object"):
+            gd.compile_json_schema({"properties": dict([first, second])})
+
+
 LANGUAGES = [  # schema, accepted, rejected: twins and near-twins side by side
     ({"type": "object", "properties": {"a": {"const": {"x": 1, "y": 2}}, "b": {"const": {"y": 2, "x": 1}}},
       "required": ["a", "b"], "additionalProperties": False},

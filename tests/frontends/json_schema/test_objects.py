@@ -70,6 +70,22 @@ OBJECTS = [  # schema, accepted, rejected
       "unevaluatedProperties": False}, ['{"a":1}', '{"b":1}'], ['{"c":1}', '{"a":1,"c":2}']),
     ({"type": "object", "dependencies": {"a": {"maxProperties": 1}, "b": ["c"]}},
      ['{"a":1}', '{"b":1,"c":2}', "{}"], ['{"a":1,"z":2}', '{"b":1}']),
+    # a oneOf read as anyOf beside its own allOf (a part of the conjunction already): the types
+    # no value passes exactly once (every non-string passes both branches) stay excluded
+    ({"unevaluatedProperties": False,
+      "allOf": [{"allOf": [{"properties": {"a": True}}], "oneOf": [{"minLength": 1}, {"maxLength": 0}]}]},
+     ['"x"', '""'], ["5", "{}", "null", '{"a":1}']),
+    ({"$defs": {"p": {"properties": {"a": True}}}, "unevaluatedProperties": False,
+      "allOf": [{"$ref": "#/$defs/p", "oneOf": [{"minLength": 1}, {"maxLength": 0}]}]},
+     ['"x"', '""'], ["5", "{}", "null"]),
+    # unevaluatedProperties over keys only a complement names: the merge adds the rest to them in
+    # a dict of its own, never in the named schemas' (which "q" reads too, without that rest)
+    ({"$defs": {"T": {"not": {"properties": {"a": {"type": "string"}}}}, "U": {"not": {"type": "string"}}},
+      "properties": {
+          "p": {"unevaluatedProperties": {"type": "integer"},
+                "allOf": [{"patternProperties": {"^zz$": True}}, {"$ref": "#/$defs/T"}, {"$ref": "#/$defs/U"}]},
+          "q": {"allOf": [{"$ref": "#/$defs/T"}, {"$ref": "#/$defs/U"}]}}},
+     ['{"q":{"a":true}}', '{"p":{"a":1}}'], ['{"p":{"a":true}}', '{"p":{"a":"s"}}']),
 ]
 
 

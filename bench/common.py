@@ -63,10 +63,10 @@ def llguidance_tokenizer(vocab: gd.Vocabulary) -> Any:
     """llguidance's tokenizer over the tokens of ``vocab`` (extra ``[bench]``)."""
     import llguidance
     eos = vocab.eos_token_ids[0] if vocab.eos_token_ids else 0
-    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(list(vocab.tokens), eos)))
+    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(GreedyTokens(list(vocab.tokens), eos)))
 
 
-class _Tokens:
+class GreedyTokens:
     """The minimal tokenizer object ``llguidance.TokenizerWrapper`` reads (tokens as bytes)."""
 
     def __init__(self, tokens: list[bytes], eos: int) -> None:

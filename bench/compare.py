@@ -132,8 +132,8 @@ class Tokenizer:
             self._llama: Any = llama_cpp.Llama(model_path=str(vocab_file), vocab_only=True, verbose=False)
         except ImportError:
             self.kind, self._llama = "greedy longest match (llama-cpp-python not installed)", None
-            from common import _Tokens
-            self._greedy = _Tokens(list(vocab.tokens), 0)
+            from common import GreedyTokens
+            self._greedy = GreedyTokens(list(vocab.tokens), 0)
 
     def __call__(self, text: str) -> list[int]:
         data = text.encode("utf-8")

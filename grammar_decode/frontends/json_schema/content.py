@@ -109,21 +109,25 @@ class ContentIds:
                 found = self._memo(_MAP, value, lambda value=value: self._schema_map(value))
             else:
                 found = self._data(value)
-            if found is None:
-                return None
-            items.append((self._data(key), found))
-        if None in (pair[0] for pair in items):
-            return None
-        return self._intern((_SCHEMA, self._context(schema), tuple(items)))
-
-    def _schema_map(self, value: dict[Any, Any]) -> Optional[int]:
-        items = []
-        for name, sub in value.items():
-            pair = (self._data(name), self._schema(sub))
+            pair = (self._data(key), found)
             if None in pair:
                 return None
             items.append(pair)
-        return self._intern((_MAP, tuple(items)))
+        return self._intern((_SCHEMA, self._context(schema), tuple(items)))
+
+    def _schema_map(self, value: dict[Any, Any]) -> Optional[int]:
+        pairs = self._pairs(value, self._schema)
+        return None if pairs is None else self._intern((_MAP, pairs))
+
+    def _pairs(self, value: dict[Any, Any], of: Callable[[Any], Optional[int]]) -> Optional[tuple[Any, ...]]:
+        """(key id, ``of(value)``) per entry, in order; None where one has no id."""
+        items = []
+        for key, item in value.items():
+            pair = (self._data(key), of(item))
+            if None in pair:
+                return None
+            items.append(pair)
+        return tuple(items)
 
     # -- data ----------------------------------------------------------------------------------
 
@@ -145,15 +149,10 @@ class ContentIds:
         return None
 
     def _data_dict(self, value: dict[Any, Any]) -> Optional[int]:
-        items = []
-        for key, item in value.items():
-            pair = (self._data(key), self._data(item))
-            if None in pair:
-                return None
-            items.append(pair)
+        pairs = self._pairs(value, self._data)
         # a dict inside data may still be a schema the compiler reads (a marker's value): its
         # references resolve from its own context
-        return self._intern((dict, self._context(value), tuple(items)))
+        return None if pairs is None else self._intern((dict, self._context(value), pairs))
 
     def _sequence(self, value: Any, of: Callable[[Any], Optional[int]], schemas: bool,
                   kind: type = list) -> Optional[int]:

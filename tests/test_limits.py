@@ -13,6 +13,7 @@ import pytest
 
 import grammar_decode as gd
 from grammar_decode import limits as limits_module
+from grammar_decode.ir.regex import shared_exprs
 
 from helpers import PERSON
 
@@ -43,9 +44,22 @@ def test_each_cap_refuses_past_it_and_the_default_compiles(cap: str, value: int,
                                                              error: type[Exception], named: str) -> None:
     options = {"property_order": "any"} if cap == "any_order_keys" else {}
     gd.compile_json_schema(schema, **options)  # the default admits it
+    shared_exprs().retire()  # a new ExprSet: the analyses run again rather than finding their answers made
     with pytest.raises(error) as caught:
         gd.compile_json_schema(schema, limits=gd.Limits(**{cap: value}), **options)
     assert named in str(caught.value)
+
+
+def test_a_cap_bounds_work_done_not_answers_already_known() -> None:
+    """The analyses' answers are memoised on the ExprSet that grammars share: once an emptiness
+    search has run to its end, a tighter ``regex_states`` has nothing left to bound."""
+    schema = CAPS[1][2]
+    shared_exprs().retire()
+    with pytest.raises(gd.RegexTooComplex):
+        gd.compile_json_schema(schema, limits=gd.Limits(regex_states=50))
+    gd.compile_json_schema(schema)
+    tight = gd.compile_json_schema(schema, limits=gd.Limits(regex_states=50))
+    assert tight.accepts('"aaaaabbbb"') and not tight.accepts('"abbbbbbab"')
 
 
 def test_limits_reach_regex_and_lark_too() -> None:

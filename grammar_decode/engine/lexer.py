@@ -1,170 +1,83 @@
-"""A DFA over a grammar's lexemes, built lazily from regex derivatives, one state at a time.
+"""One grammar's lexer: its lexemes on the shared DFA of their ``ExprSet`` (``engine/dfa.py``).
 
-A lexer state is the set of lexemes still possible for the bytes read since the last lexeme
-boundary, each with its derivative by those bytes: a sorted tuple of ``(lexeme, expression)``
-pairs, interned to a small ``int``. Two states with equal tuples have equal futures, because equal
-expression ids have equal languages by construction (``ExprSet``); no state key is ever clamped by
-hand. Pairs whose expression has an empty language are dropped on creation, and a step that leaves
-no pair returns ``DEAD``, so every live state can still reach an accepting one: "the step
-succeeded" means "some lexeme can still match".
+Lexer states are the DFA's states, so every grammar on one ``ExprSet`` shares them, their rows
+and whatever is cached per state (the lexeme part of a mask, ``masking/masker.py``). What is the
+grammar's own is the naming: lexeme ``i`` of this grammar is DFA origin ``origin_of[i]``, and the
+lexemes a state matches or still reads are told in this grammar's numbers (``accepting``,
+``pairs``, ``live_lexemes``), memoised per state as they are asked for.
 
-Guarded lexemes (``Grammar.guards``: a host name's A-labels must decode to valid U-labels) carry a
-*tag* beside their expression, the guard's state after the same bytes; a state is then its pairs
-and those tags. A guarded pair stays only while its tag is not rejected and, where the guard
-asks for one, some witness the guard offers keeps the expression alive (``_vouched``): the same
-"no dead end" promise, with the guard's language intersected.
-
-Costs: a state's row of 256 transitions is computed at once, one derivative of each live pair per
-byte class (per byte where a guarded pair is live: the guard tells bytes apart that the
-expression does not), and then served from a per-state list (``rows[state][byte]``); the DFA
-holds only the states that input actually reached, so a bounded repetition such as
-``[a-z]{0,100000}`` costs one state per count reached, never 100,000 up front. Thread-safe:
-state creation takes a lock; reads do not.
+Costs: ``step`` and ``row`` are the DFA's (a list lookup once a row exists); ``accepting[state]``
+is a dict lookup after the first time. Thread-safe as the DFA is: the memo dicts are written one
+whole entry at a time.
 """
 
 from __future__ import annotations
 
-import functools
-import threading
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..ir.grammar import LexemeGuard
-from ..ir.regex import NOTHING, ExprSet, partition_of
+from ..ir.regex import ExprSet
+from .dfa import DEAD, UNBUILT, LexemeDFA, all_origins, dfa_for
 
-DEAD = -1
-#: In the dense table (``Lexer.dense``): the state's row is not there yet.
-UNBUILT = -2
-
-LexState = tuple[tuple[int, int], ...]
-#: The tags of a state's guarded pairs, by lexeme, in lexeme order.
-Tags = tuple[tuple[int, Hashable], ...]
-#: Entries of the witness memo (``_vouched``) before it is cleared.
-_VOUCH_ENTRIES = 1 << 16
+__all__ = ["DEAD", "UNBUILT", "Lexer"]
 
 
-@functools.lru_cache(maxsize=4096)
-def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
-    """The coarsest partition of the bytes along ``splits``: a representative byte per class and
-    the class of every byte. Memoised process-wide (few distinct split sets recur)."""
-    blocks = partition_of(splits)
-    class_of = [0] * 256
-    for index, block in enumerate(blocks):
-        for byte in _bits(block):
-            class_of[byte] = index
-    return [(b & -b).bit_length() - 1 for b in blocks], class_of
+class _ByState(dict):  # type: ignore[type-arg]
+    """``table[state]``: a value per DFA state in this grammar's lexeme numbers, made when
+    first asked for."""
 
-
-def _bits(mask: int) -> list[int]:
-    text = bin(mask)[:1:-1]  # least significant bit first
-    return [i for i, c in enumerate(text) if c == "1"]
-
-
-class _LazyRow(dict):  # type: ignore[type-arg]
-    """The row of a state with guarded pairs: ``row[byte]`` like a list's, each transition made
-    when first asked for (a dict written one whole entry at a time: threads may share it)."""
-
-    def __init__(self, lexer: "Lexer", state: int, union: int, firsts: list[int]) -> None:
+    def __init__(self, make) -> None:  # type: ignore[no-untyped-def]
         super().__init__()
-        self._lexer, self._state, self._union, self._firsts = lexer, state, union, firsts
+        self._make = make
 
-    def __missing__(self, byte: int) -> int:
-        if not 0 <= byte < 256:
-            raise IndexError(byte)
-        found = DEAD if not (self._union >> byte) & 1 else self._lexer._guarded_step(self._state, byte, self._firsts)
-        self[byte] = found
+    def __missing__(self, state: int):  # type: ignore[no-untyped-def]
+        found = self[state] = self._make(state)
         return found
 
 
 class Lexer:
-    """The lazily built DFA for the lexemes ``lexemes`` (expression ids in ``exprs``); lexeme
-    ``i`` is ``lexemes[i]``."""
+    """The lexer of the lexemes ``lexemes`` (expression ids in ``exprs``, guards by lexeme);
+    lexeme ``i`` is ``lexemes[i]``."""
 
     def __init__(self, exprs: ExprSet, lexemes: Sequence[int], guards: Mapping[int, LexemeGuard] | None = None) -> None:
         self.exprs = exprs
         self.lexemes = tuple(lexemes)
         self.guards: dict[int, LexemeGuard] = dict(guards or {})
-        self.pairs: list[LexState] = []
-        #: per state: the tags of its guarded pairs (empty without guards)
-        self.tags: list[Tags] = []
-        self._vouch: dict[tuple[int, int, Hashable], bool] = {}
-        # the rows again as one int32 table of 256 per state (UNBUILT where not built), and a
-        # byte per state (1: accepting), for compiled walks; grown by doubling, under the lock
-        self._table = np.full(256 * 64, UNBUILT, dtype=np.int32)
-        self._accepts = np.zeros(64, dtype=np.uint8)
-        #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
-        #: a ``_LazyRow`` for states with guarded pairs)
-        self.rows: list[list[int] | _LazyRow | None] = []
-        self.accepting: list[frozenset[int]] = []
-        #: per state: no byte can extend the lexeme (it ends there, whatever follows; such a state
-        #: is accepting, as no live state is a dead end). Exact without complement, else False.
-        self.closed: list[bool] = []
-        self._ids: dict[LexState, int] = {}
+        self.dfa: LexemeDFA = dfa_for(exprs)
+        #: per lexeme: its DFA origin
+        self.origin_of: list[int] = all_origins(self.dfa, self.lexemes, self.guards)
+        lexemes_of: dict[int, list[int]] = {}
+        for lexeme, origin in enumerate(self.origin_of):
+            lexemes_of.setdefault(origin, []).append(lexeme)
+        #: per origin of this grammar: its lexemes (several when two share expression and guard)
+        self.lexemes_of: dict[int, tuple[int, ...]] = {o: tuple(ls) for o, ls in lexemes_of.items()}
+        # shared with the DFA (the same lists, grown by it)
+        self.rows = self.dfa.rows
+        self.closed = self.dfa.closed
+        #: per state: whether some lexeme matches (hot loops read this, not ``accepting``)
+        self.matches = self.dfa.matches
+        #: per state: the lexemes that match the bytes read (a frozenset; empty: none)
+        self.accepting: dict[int, frozenset[int]] = _ByState(self._accepting)
+        #: per state: the sorted (lexeme, remaining expression) pairs still alive
+        self.pairs: dict[int, tuple[tuple[int, int], ...]] = _ByState(self._pairs)
         self._starts: dict[frozenset[int], int] = {}
-        self._first: dict[int, list[int]] = {}
-        # byte classes per tuple of live expressions: (a representative per class, class per byte)
-        self._class_maps: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
-        self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self.pairs)
+        """States the shared DFA holds (every grammar's on this ``ExprSet``)."""
+        return len(self.dfa)
 
-    def _intern(self, pairs: list[tuple[int, int]], tags: Mapping[int, Hashable | None] | None = None) -> int:
-        """The state of ``pairs`` (and, for guarded lexemes, their ``tags``; None: rejected),
-        less the pairs that cannot match anything; DEAD when none is left."""
-        exprs = self.exprs
-        guards = self.guards
-        kept = []
-        for lexeme, expr in pairs:
-            if expr == NOTHING or exprs.is_empty(expr):
-                continue
-            if guards and lexeme in guards:
-                tag = tags.get(lexeme) if tags is not None else None
-                if tag is None or not self._vouched(lexeme, expr, tag):
-                    continue
-            kept.append((lexeme, expr))
-        live = tuple(sorted(kept))
-        if not live:
-            return DEAD
-        live_tags: Tags = tuple((lexeme, tags[lexeme]) for lexeme, _e in live if lexeme in guards) \
-            if guards and tags is not None else ()
-        key = (live, live_tags) if live_tags else live
-        found = self._ids.get(key)
-        if found is not None:
-            return found
-        with self._lock:
-            found = self._ids.get(key)
-            if found is not None:
-                return found
-            state = len(self.pairs)
-            if state >= len(self._accepts):
-                self._grow(2 * len(self._accepts))
-            tag_of = dict(live_tags)
-            self.accepting.append(frozenset(lexeme for lexeme, e in live
-                                            if exprs.nullable[e] and (lexeme not in tag_of or
-                                                                      guards[lexeme].complete(tag_of[lexeme]))))
-            self.closed.append(not any(exprs.first_bytes(e) for _lexeme, e in live))
-            self._accepts[state] = 1 if self.accepting[state] else 0
-            self.rows.append(None)
-            self.tags.append(live_tags)
-            self.pairs.append(live)
-            self._ids[key] = state  # published last: readers only see complete states
-            return state
+    def _lexemes(self, origins: Iterable[int]) -> list[int]:
+        lexemes_of = self.lexemes_of
+        return [lexeme for origin in origins for lexeme in lexemes_of.get(origin, ())]
 
-    def _vouched(self, lexeme: int, expr: int, tag: Hashable) -> bool:
-        """Whether a guarded pair may stay: the guard needs no witness at ``tag``, or one of its
-        witnesses is a remainder ``expr`` still admits (memoised)."""
-        key = (lexeme, expr, tag)
-        found = self._vouch.get(key)
-        if found is None:
-            witnesses = self.guards[lexeme].completions(tag)
-            exprs = self.exprs
-            found = witnesses is None or any(not exprs.is_empty(exprs.derive_bytes(expr, w)) for w in witnesses)
-            if len(self._vouch) >= _VOUCH_ENTRIES:
-                self._vouch.clear()  # a cache: a pair is asked about again only while its state is made
-            self._vouch[key] = found
-        return found
+    def _accepting(self, state: int) -> frozenset[int]:
+        return frozenset(self._lexemes(self.dfa.accepting[state]))
+
+    def _pairs(self, state: int) -> tuple[tuple[int, int], ...]:
+        lexemes_of = self.lexemes_of
+        return tuple(sorted((lexeme, e) for origin, e in self.dfa.pairs[state] for lexeme in lexemes_of.get(origin, ())))
 
     def start(self, allowed: Iterable[int]) -> int:
         """The state before any byte, when the lexemes ``allowed`` may come next (``DEAD`` if
@@ -172,109 +85,40 @@ class Lexer:
         key = frozenset(allowed)
         found = self._starts.get(key)
         if found is None:
-            tags = {lexeme: self.guards[lexeme].start for lexeme in key if lexeme in self.guards}
-            found = self._starts[key] = self._intern([(lexeme, self.lexemes[lexeme]) for lexeme in key], tags)
+            origin_of = self.origin_of
+            found = self._starts[key] = self.dfa.start(frozenset(origin_of[lexeme] for lexeme in key))
         return found
 
     def without(self, state: int, lexeme: int, excluded: int) -> int:
         """``state`` with the texts of ``excluded`` (an expression) taken out of ``lexeme``'s
         remaining language: a new state (interned, so equal requests give equal states), or
         ``DEAD`` when nothing remains at all. Used by ``engine.unique`` to keep an item from
-        repeating a value already written."""
-        pairs = [(l, self.exprs.difference(e, excluded) if l == lexeme else e) for l, e in self.pairs[state]]
-        return self._intern(pairs, dict(self.tags[state]))
+        repeating a value already written. Lexemes sharing an origin are taken out together
+        (they read the same texts)."""
+        return self.dfa.without(state, self.origin_of[lexeme], excluded)
 
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
         row = self.rows[state]
         if row is None:
-            row = self.row(state)
+            row = self.dfa.row(state)
         return row[byte]
 
-    def row(self, state: int) -> "list[int] | _LazyRow":
-        """All 256 transitions of ``state``, built on first use: one derivative per byte class
-        (bytes no leaf of any live expression tells apart), not per byte; ~10-20 classes for JSON
-        lexemes. A pair whose expression cannot start with the class is skipped (its derivative
-        is empty)."""
-        row = self.rows[state]
-        if row is not None:
-            return row
-        exprs = self.exprs
-        pairs = self.pairs[state]
-        if self.tags[state]:
-            row = self._guarded_row(state)
-            self.rows[state] = row
-            return row
-        key = tuple(e for _lexeme, e in pairs)
-        class_map = self._class_maps.get(key)
-        if class_map is None:
-            splits = frozenset().union(*(exprs.split_sets(e) for e in key))
-            class_map = self._class_maps[key] = _class_map(splits)
-        representatives, class_of = class_map
-        firsts = [exprs.first_bytes(e) for e in key]
-        targets = []
-        for byte in representatives:
-            targets.append(self._intern([(lexeme, exprs.derivative(e, byte))
-                                         for (lexeme, e), first in zip(pairs, firsts) if (first >> byte) & 1]))
-        row = [targets[c] for c in class_of]
-        self.rows[state] = row  # published whole: concurrent readers see None or the full row
-        with self._lock:
-            self._table[256 * state:256 * (state + 1)] = row
-        return row
+    def row(self, state: int):  # type: ignore[no-untyped-def]
+        """All 256 transitions of ``state`` (``LexemeDFA.row``)."""
+        return self.dfa.row(state)
 
-    def _grow(self, capacity: int) -> None:
-        """Room for ``capacity`` states in the dense table (the lock is held). A walk still
-        reading the old table sees rows built since as UNBUILT and asks again (``dense_row``)."""
-        table = np.full(256 * capacity, UNBUILT, dtype=np.int32)
-        table[:len(self._table)] = self._table
-        accepts = np.zeros(capacity, dtype=np.uint8)
-        accepts[:len(self._accepts)] = self._accepts
-        self._table, self._accepts = table, accepts
+    def guarded(self, state: int) -> bool:
+        """Whether ``state`` has guarded pairs (its row is made one byte at a time)."""
+        return bool(self.dfa.tags[state])
 
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
-        """The transitions as an int32 table (``table[256 * state + byte]``: the next state,
-        ``DEAD``, or ``UNBUILT``) and the accepting byte per state; both grow (a new array) as
-        states are made, so ask again after ``dense_row``."""
-        return self._table, self._accepts
+        """``LexemeDFA.dense``: the transitions as one int32 table and the accepting bytes."""
+        return self.dfa.dense()
 
     def dense_row(self, state: int) -> bool:
-        """Make sure ``state``'s row is in the current dense table; False where the state's
-        transitions are made one byte at a time (guarded pairs: ``_LazyRow``), which the table
-        never holds."""
-        if self.tags[state]:
-            return False
-        row = self.rows[state]
-        if row is None:
-            self.row(state)
-        elif self._table[256 * state] == UNBUILT:  # built while the table was being grown
-            with self._lock:
-                self._table[256 * state:256 * (state + 1)] = row
-        return True
-
-    def _guarded_row(self, state: int) -> "_LazyRow":
-        """The row of a state with guarded pairs, filled byte by byte as bytes are asked for: a
-        guard's tag tells apart bytes its expression does not, and inside an A-label every text is
-        a state of its own, so building all of a row there would make ~60 states for each one a
-        walk goes on from."""
-        exprs = self.exprs
-        pairs = self.pairs[state]
-        firsts = [exprs.first_bytes(e) for _lexeme, e in pairs]
-        union = 0
-        for first in firsts:
-            union |= first
-        return _LazyRow(self, state, union, firsts)
-
-    def _guarded_step(self, state: int, byte: int, firsts: list[int]) -> int:
-        exprs = self.exprs
-        tags = dict(self.tags[state])
-        stepped = []
-        next_tags: dict[int, Hashable | None] = {}
-        for (lexeme, e), first in zip(self.pairs[state], firsts):
-            if (first >> byte) & 1:
-                stepped.append((lexeme, exprs.derivative(e, byte)))
-                if lexeme in tags:
-                    next_tags[lexeme] = self.guards[lexeme].step(tags[lexeme], byte)
-        return self._intern(stepped, next_tags)
+        """``LexemeDFA.dense_row``."""
+        return self.dfa.dense_row(state)
 
     def feed(self, state: int, data: bytes) -> int:
         for byte in data:
@@ -286,14 +130,8 @@ class Lexer:
     def first_bytes(self, state: int) -> list[int]:
         """The bytes that may lead somewhere from ``state`` (a superset of the live ones), in
         increasing order. Cached per state."""
-        found = self._first.get(state)
-        if found is None:
-            mask = 0
-            for _lexeme, e in self.pairs[state]:
-                mask |= self.exprs.first_bytes(e)
-            found = self._first[state] = [b for b in range(256) if (mask >> b) & 1]
-        return found
+        return self.dfa.first_bytes(state)
 
     def live_lexemes(self, state: int) -> tuple[int, ...]:
         """The lexemes that can still match, in order."""
-        return tuple(lexeme for lexeme, _ in self.pairs[state])
+        return tuple(sorted({lexeme for lexeme, _ in self.pairs[state]}))

@@ -21,7 +21,7 @@ from typing import Callable, Hashable, Iterable, NamedTuple, Protocol, Sequence
 
 from ..errors import GrammarError
 from ..limits import check_deadline
-from .regex import NOTHING, ExprSet
+from .regex import NOTHING, ExprSet, shared_exprs
 
 Symbol = int
 Alternative = tuple[Symbol, ...]
@@ -81,7 +81,7 @@ class Grammar:
     """A mutable grammar under construction; the engine reads it."""
 
     def __init__(self, exprs: ExprSet | None = None) -> None:
-        self.exprs = exprs if exprs is not None else ExprSet()
+        self.exprs = exprs if exprs is not None else shared_exprs()
         self.lexeme_exprs: list[int] = []
         self.lexeme_names: list[str] = []
         self._lexeme_ids: dict[int, int] = {}

@@ -37,7 +37,7 @@ from .kinds import (ALL_BYTES, AND_KIND, ANYTHING, BYTES_KIND, CONCAT_KIND, EPSI
 
 __all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "EPSILON", "EPSILON_KIND",
            "ExprSet", "LITERAL_KIND", "LONG_LITERAL", "NOT_KIND", "NOTHING", "NOTHING_KIND", "OR_KIND", "REPEAT_KIND",
-           "RegexTooComplex", "byte_mask", "byte_range", "partition_of"]
+           "RegexTooComplex", "byte_mask", "byte_range", "partition_of", "shared_exprs"]
 
 
 
@@ -74,6 +74,8 @@ class ExprSet(CountedIntersections):
         self._min: dict[int, int | None] = {}
         self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
+        #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
+        self.retired = False
         self._lock = threading.Lock()
         # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
         self._node(NOTHING_KIND, None, False)
@@ -82,6 +84,11 @@ class ExprSet(CountedIntersections):
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def retire(self) -> None:
+        """Hand this set to no new grammar (``shared_exprs`` starts another): what is built on it
+        has grown past its bound. Grammars on it keep working."""
+        self.retired = True
 
     def _node(self, kind: int, args: object, nullable: bool) -> int:
         key = (kind, args)
@@ -801,6 +808,27 @@ class ExprSet(CountedIntersections):
     def _describe_group(self, item: int) -> str:
         text = self.describe(item)
         return text if self.kind[item] in (BYTES_KIND, OR_KIND, AND_KIND, LITERAL_KIND) else f"({text})"
+
+
+#: Nodes one shared set holds before ``shared_exprs`` starts another (about 0.3 KB a node with its
+#: memo entries).
+SHARED_NODES = 1 << 20
+_shared: ExprSet | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_exprs() -> ExprSet:
+    """The process-wide ``ExprSet`` new grammars are built on, so that the lexemes every grammar
+    has (JSON strings, numbers, literals) are one set of nodes, derivatives and DFA states for
+    all of them (``engine/dfa.py``). A new set replaces it once it holds ``SHARED_NODES`` nodes or
+    is retired; grammars built on an older one keep theirs. Hash-consing makes equal expressions
+    one node whatever was built before, so a grammar's languages do not depend on what else
+    shares the set; only ids and the memo hits do."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared.retired or len(_shared) >= SHARED_NODES:
+            _shared = ExprSet()
+        return _shared
 
 
 def _partition_by_signature(parts: list[int]) -> list[int]:

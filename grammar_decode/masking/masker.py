@@ -4,24 +4,30 @@ A mask after recognizer state ``(lex, parse, fresh)`` is the union of
 
 * the *lexeme part*, decided by the lexer state alone (``walk.lexeme_walk``, plus the plain-text
   slice when the lexer state loops on plain text): cached per lexer state, so every nesting depth
-  and every parse reaching that lexer state shares it;
+  and every parse reaching that lexer state shares it, and, as lexer states are the shared DFA's
+  (``engine/dfa.py``), every grammar on the same ``ExprSet`` and vocabulary shares it too
+  (``SharedParts``): a JSON string's lexeme part is walked once per process, not once per schema;
 * the *boundary part*, the tokens that end the current lexeme and go on into the next ones
   (``walk.boundary_walk``): a short array of token ids, cached per (lexer state, parse state);
 * EOS, when the text so far is a complete sentence.
 
 Whole masks are assembled from the two (a copy of the lexeme part, O(V)) and the most recent ones
 kept in a small cache for the states a generation loop revisits. Every cache is an LRU bounded in
-bytes (``Limits.cache_bytes`` in all); ``cache_info`` reports entries, bytes, hits and misses. Masks
-handed out are read-only.
+bytes: a (grammar, vocabulary) pair's in ``Limits.cache_bytes`` in all, the shared lexeme parts
+counted in it (half of it; they are shared by the grammars with the same DFA, vocabulary and
+``cache_bytes``, so a grammar given a small budget has a store of that size);
+``cache_info`` reports entries, bytes, hits and misses. Masks handed out are read-only.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
 
 from ..engine.completion import Completions
+from ..engine.dfa import LexemeDFA
 from ..engine.lexer import DEAD
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer, State
@@ -53,6 +59,37 @@ class BoundaryPart:
         self.reached = reached
 
 
+class SharedParts:
+    """The lexeme parts and plain-text successors of one (DFA, vocabulary, budget), shared by
+    every grammar on that DFA with that ``Limits.cache_bytes`` (``shared_parts``)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.lexeme_parts: ByteBoundedLRU[LexemePart] = ByteBoundedLRU(max_bytes)
+        # per lexer state: where every plain character leads (see slices.plain_successor)
+        self.plain_next: ByteBoundedLRU[int | None] = ByteBoundedLRU(max_bytes // 32)
+
+
+_SHARED: "weakref.WeakKeyDictionary[LexemeDFA, weakref.WeakKeyDictionary[Vocabulary, dict[int, SharedParts]]]" = \
+    weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_parts(dfa: LexemeDFA, vocab: Vocabulary, max_bytes: int) -> SharedParts:
+    """The ``SharedParts`` of ``dfa`` and ``vocab`` with a budget of ``max_bytes``, made on first
+    use; it lives while both do."""
+    with _SHARED_LOCK:
+        per_vocab = _SHARED.get(dfa)
+        if per_vocab is None:
+            per_vocab = _SHARED[dfa] = weakref.WeakKeyDictionary()
+        by_budget = per_vocab.get(vocab)
+        if by_budget is None:
+            by_budget = per_vocab[vocab] = {}
+        found = by_budget.get(max_bytes)
+        if found is None:
+            found = by_budget[max_bytes] = SharedParts(max_bytes)
+        return found
+
+
 class Masker:
     """Computes and caches masks; shared by every matcher of one grammar and vocabulary."""
 
@@ -68,15 +105,15 @@ class Masker:
         self.slice = string_slice(vocab)
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self.ordinary = vocab.ordinary_mask()  # read-only, cached by the vocabulary
-        self._lexeme_parts: ByteBoundedLRU[LexemePart] = ByteBoundedLRU(max_cache_bytes // 2)
+        shared = shared_parts(recognizer.lexer.dfa, vocab, max_cache_bytes // 2)
+        self._lexeme_parts: ByteBoundedLRU[LexemePart] = shared.lexeme_parts
         self._boundary_parts: ByteBoundedLRU[BoundaryPart] = ByteBoundedLRU(max_cache_bytes // 4)
         self.completions = completions if completions is not None else Completions(recognizer)
         #: whole masks per state; the hit path reads ``mask_cache.entries`` directly (see lru.py)
         self.mask_cache: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._mask_entries = self.mask_cache.entries
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
-        # per lexer state: where every plain character leads (see slices.plain_successor)
-        self._plain_next: ByteBoundedLRU[int | None] = ByteBoundedLRU(max_cache_bytes // 64)
+        self._plain_next: ByteBoundedLRU[int | None] = shared.plain_next
 
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
@@ -159,6 +196,7 @@ class Masker:
         return state in self._packed.entries
 
     def cache_info(self) -> dict[str, dict[str, int]]:
-        """Entries, bytes held, hits and misses of each cache."""
+        """Entries, bytes held, hits and misses of each cache (``lexeme_parts`` and ``plain_next``
+        are shared with the other grammars on the same DFA and vocabulary)."""
         return {"lexeme_parts": self._lexeme_parts.info(), "boundary_parts": self._boundary_parts.info(),
                 "masks": self.mask_cache.info(), "packed": self._packed.info(), "plain_next": self._plain_next.info()}

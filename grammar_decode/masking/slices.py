@@ -153,7 +153,7 @@ def plain_run(lexer: Lexer, successor: Callable[[int], int | None], state: int,
         if nxt is None:
             return None
         if nxt == DEAD:
-            return None if lexer.accepting[current] else (len(states), states)
+            return None if lexer.matches[current] else (len(states), states)
         states.append(nxt)
         if nxt == current:  # a loop: every further length leads here too
             return longest, states

@@ -96,7 +96,7 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[in
     """Nodes whose bytes all stay inside the lexeme begun at ``lex``, the boundaries met, and the
     lexer states those nodes lead to."""
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
-    rows, accepting, build_row = lexer.rows, lexer.accepting, lexer.row
+    rows, accepting, build_row = lexer.rows, lexer.matches, lexer.row
     n = len(byte_at)
     stack = [lex] * (trie.max_depth + 1)
     nodes: list[int] = []
@@ -127,7 +127,7 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boun
     from ``parse``, and the (lexer, parse) states those nodes lead to."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
-    rows, build_row, step, accepting = lexer.rows, lexer.row, lexer.step, lexer.accepting
+    rows, build_row, step, accepting = lexer.rows, lexer.row, lexer.step, lexer.matches
     nodes: list[int] = []
     reached: set[tuple[int, ParseState]] = set()
     lex_stack = [DEAD] * (trie.max_depth + 1)

@@ -50,7 +50,7 @@ def _compare(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes) -> 
         fast = walk.compiled_lexeme_walk(lexer, trie, lex)
         slow_nodes, slow_bounds, slow_reached = walk.python_lexeme_walk(lexer, trie, lex)
         if fast is None:
-            assert lexer.tags[lex], lex  # only states with guarded pairs are handed back
+            assert lexer.guarded(lex), lex  # only states with guarded pairs are handed back
             continue
         nodes, bounds, reached = fast
         assert nodes.tolist() == slow_nodes, lex

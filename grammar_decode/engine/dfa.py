@@ -1,0 +1,342 @@
+"""The lexeme DFA of one ``ExprSet``, shared by every grammar built on it, built lazily from regex
+derivatives, one state at a time.
+
+A state is the set of lexemes still possible for the bytes read since the last lexeme boundary,
+each with its derivative by those bytes: a sorted tuple of ``(origin, expression)`` pairs,
+interned to a small ``int``. An *origin* names a lexeme by what it is, not by its place in one
+grammar: its expression before any byte and its guard (``origin``). Two grammars on the same
+``ExprSet`` whose lexemes share an expression therefore reach the same states, and every row,
+table and mask cached per state serves both: the JSON string, number and literal lexemes that
+nearly every schema has are lexed once per process, not once per schema (``engine/lexer.py`` maps
+origins back to one grammar's lexemes). Two states with equal tuples have equal futures, because
+equal expression ids have equal languages by construction (``ExprSet``); no state key is ever
+clamped by hand. Pairs whose expression has an empty language are dropped on creation, and a step
+that leaves no pair returns ``DEAD``, so every live state can still reach an accepting one: "the
+step succeeded" means "some lexeme can still match".
+
+Guarded lexemes (``Grammar.guards``: a host name's A-labels must decode to valid U-labels) carry a
+*tag* beside their expression, the guard's state after the same bytes; a state is then its pairs
+and those tags. A guarded pair stays only while its tag is not rejected and, where the guard
+asks for one, some witness the guard offers keeps the expression alive (``_vouched``): the same
+"no dead end" promise, with the guard's language intersected.
+
+Costs: a state's row of 256 transitions is computed at once, one derivative of each live pair per
+byte class (per byte where a guarded pair is live: the guard tells bytes apart that the
+expression does not), and then served from a per-state list (``rows[state][byte]``); the DFA
+holds only the states that input actually reached, so a bounded repetition such as
+``[a-z]{0,100000}`` costs one state per count reached, never 100,000 up front. It grows with
+every grammar that uses its ``ExprSet``: past ``MAX_STATES`` states it retires the set
+(``ExprSet.retire``), so that later grammars start a new one (``shared_exprs``) and memory stays
+bounded by what the live grammars hold. Thread-safe: state creation takes a lock; reads do not.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+from typing import Hashable, Iterable, Mapping
+
+import numpy as np
+
+from ..ir.grammar import LexemeGuard
+from ..ir.regex import NOTHING, ExprSet, partition_of
+
+DEAD = -1
+#: In the dense table (``LexemeDFA.dense``): the state's row is not there yet.
+UNBUILT = -2
+#: States one DFA makes before its ``ExprSet`` is retired (new grammars then start a new set;
+#: the grammars on this one keep it, and it goes when they do). About 1 KB a state with its row.
+MAX_STATES = 1 << 18
+
+Pairs = tuple[tuple[int, int], ...]
+#: The tags of a state's guarded pairs, by origin, in origin order.
+Tags = tuple[tuple[int, Hashable], ...]
+#: Entries of the witness memo (``_vouched``) before it is cleared.
+_VOUCH_ENTRIES = 1 << 16
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
+    """The coarsest partition of the bytes along ``splits``: a representative byte per class and
+    the class of every byte. Memoised process-wide (few distinct split sets recur)."""
+    blocks = partition_of(splits)
+    class_of = [0] * 256
+    for index, block in enumerate(blocks):
+        for byte in _bits(block):
+            class_of[byte] = index
+    return [(b & -b).bit_length() - 1 for b in blocks], class_of
+
+
+def _bits(mask: int) -> list[int]:
+    text = bin(mask)[:1:-1]  # least significant bit first
+    return [i for i, c in enumerate(text) if c == "1"]
+
+
+class _LazyRow(dict):  # type: ignore[type-arg]
+    """The row of a state with guarded pairs: ``row[byte]`` like a list's, each transition made
+    when first asked for (a dict written one whole entry at a time: threads may share it)."""
+
+    def __init__(self, dfa: "LexemeDFA", state: int, union: int, firsts: list[int]) -> None:
+        super().__init__()
+        self._dfa, self._state, self._union, self._firsts = dfa, state, union, firsts
+
+    def __missing__(self, byte: int) -> int:
+        if not 0 <= byte < 256:
+            raise IndexError(byte)
+        found = DEAD if not (self._union >> byte) & 1 else self._dfa._guarded_step(self._state, byte, self._firsts)
+        self[byte] = found
+        return found
+
+
+class LexemeDFA:
+    """The lazily built DFA over the lexemes of one ``ExprSet`` (``dfa_for``)."""
+
+    def __init__(self, exprs: ExprSet) -> None:
+        self.exprs = exprs
+        #: per origin: (its expression, its guard or None)
+        self.origins: list[tuple[int, LexemeGuard | None]] = []
+        self._origin_ids: dict[tuple[int, int], int] = {}
+        self.pairs: list[Pairs] = []
+        #: per state: the tags of its guarded pairs (empty without guards)
+        self.tags: list[Tags] = []
+        self._vouch: dict[tuple[int, int, Hashable], bool] = {}
+        # the rows again as one int32 table of 256 per state (UNBUILT where not built), and a
+        # byte per state (1: accepting), for compiled walks; grown by doubling, under the lock
+        self._table = np.full(256 * 64, UNBUILT, dtype=np.int32)
+        self._accepts = np.zeros(64, dtype=np.uint8)
+        #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
+        #: a ``_LazyRow`` for states with guarded pairs)
+        self.rows: list[list[int] | _LazyRow | None] = []
+        #: per state: the origins whose lexeme matches the bytes read
+        self.accepting: list[frozenset[int]] = []
+        #: per state: whether some lexeme matches (``bool(accepting[state])``, for hot loops)
+        self.matches: list[bool] = []
+        #: per state: no byte can extend the lexeme (it ends there, whatever follows; such a state
+        #: is accepting, as no live state is a dead end). Exact without complement, else False.
+        self.closed: list[bool] = []
+        self._ids: dict[object, int] = {}
+        self._starts: dict[frozenset[int], int] = {}
+        self._first: dict[int, list[int]] = {}
+        # byte classes per tuple of live expressions: (a representative per class, class per byte)
+        self._class_maps: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def origin(self, expr: int, guard: LexemeGuard | None = None) -> int:
+        """The origin id of a lexeme with expression ``expr`` and ``guard`` (interned: equal
+        lexemes of different grammars get the same id; guards are told apart by identity)."""
+        key = (expr, id(guard) if guard is not None else 0)
+        found = self._origin_ids.get(key)
+        if found is None:
+            with self._lock:
+                found = self._origin_ids.get(key)
+                if found is None:
+                    found = len(self.origins)
+                    self.origins.append((expr, guard))  # holds the guard: its id stays unique
+                    self._origin_ids[key] = found
+        return found
+
+    def _guard(self, origin: int) -> LexemeGuard | None:
+        return self.origins[origin][1]
+
+    def _intern(self, pairs: list[tuple[int, int]], tags: Mapping[int, Hashable | None] | None = None) -> int:
+        """The state of ``pairs`` (and, for guarded origins, their ``tags``; None: rejected),
+        less the pairs that cannot match anything; DEAD when none is left."""
+        exprs = self.exprs
+        origins = self.origins
+        kept = []
+        for origin, expr in pairs:
+            if expr == NOTHING or exprs.is_empty(expr):
+                continue
+            if origins[origin][1] is not None:
+                tag = tags.get(origin) if tags is not None else None
+                if tag is None or not self._vouched(origin, expr, tag):
+                    continue
+            kept.append((origin, expr))
+        live = tuple(sorted(kept))
+        if not live:
+            return DEAD
+        live_tags: Tags = tuple((origin, tags[origin]) for origin, _e in live if origins[origin][1] is not None) \
+            if tags else ()
+        key: object = (live, live_tags) if live_tags else live
+        found = self._ids.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._ids.get(key)
+            if found is not None:
+                return found
+            state = len(self.pairs)
+            if state >= len(self._accepts):
+                self._grow(2 * len(self._accepts))
+            tag_of = dict(live_tags)
+            accepting = frozenset(origin for origin, e in live
+                                  if exprs.nullable[e] and (origin not in tag_of or
+                                                            origins[origin][1].complete(tag_of[origin])))  # type: ignore[union-attr]
+            self.accepting.append(accepting)
+            self.matches.append(bool(accepting))
+            self.closed.append(not any(exprs.first_bytes(e) for _origin, e in live))
+            self._accepts[state] = 1 if accepting else 0
+            self.rows.append(None)
+            self.tags.append(live_tags)
+            self.pairs.append(live)
+            self._ids[key] = state  # published last: readers only see complete states
+            if state + 1 == MAX_STATES:
+                exprs.retire()
+            return state
+
+    def _vouched(self, origin: int, expr: int, tag: Hashable) -> bool:
+        """Whether a guarded pair may stay: the guard needs no witness at ``tag``, or one of its
+        witnesses is a remainder ``expr`` still admits (memoised)."""
+        key = (origin, expr, tag)
+        found = self._vouch.get(key)
+        if found is None:
+            witnesses = self._guard(origin).completions(tag)  # type: ignore[union-attr]
+            exprs = self.exprs
+            found = witnesses is None or any(not exprs.is_empty(exprs.derive_bytes(expr, w)) for w in witnesses)
+            if len(self._vouch) >= _VOUCH_ENTRIES:
+                self._vouch.clear()  # a cache: a pair is asked about again only while its state is made
+            self._vouch[key] = found
+        return found
+
+    def start(self, origins: frozenset[int]) -> int:
+        """The state before any byte, when the lexemes of ``origins`` may come next (``DEAD`` if
+        none of them can match anything). Cached per set."""
+        found = self._starts.get(origins)
+        if found is None:
+            tags = {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None}
+            found = self._intern([(origin, self.origins[origin][0]) for origin in origins], tags)
+            self._starts[origins] = found
+        return found
+
+    def without(self, state: int, origin: int, excluded: int) -> int:
+        """``state`` with the texts of ``excluded`` (an expression) taken out of ``origin``'s
+        remaining language: a new state (interned, so equal requests give equal states), or
+        ``DEAD`` when nothing remains at all."""
+        pairs = [(o, self.exprs.difference(e, excluded) if o == origin else e) for o, e in self.pairs[state]]
+        return self._intern(pairs, dict(self.tags[state]))
+
+    def step(self, state: int, byte: int) -> int:
+        """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
+        row = self.rows[state]
+        if row is None:
+            row = self.row(state)
+        return row[byte]
+
+    def row(self, state: int) -> "list[int] | _LazyRow":
+        """All 256 transitions of ``state``, built on first use: one derivative per byte class
+        (bytes no leaf of any live expression tells apart), not per byte; ~10-20 classes for JSON
+        lexemes. A pair whose expression cannot start with the class is skipped (its derivative
+        is empty)."""
+        row = self.rows[state]
+        if row is not None:
+            return row
+        exprs = self.exprs
+        pairs = self.pairs[state]
+        if self.tags[state]:
+            row = self._guarded_row(state)
+            self.rows[state] = row
+            return row
+        key = tuple(e for _origin, e in pairs)
+        class_map = self._class_maps.get(key)
+        if class_map is None:
+            splits = frozenset().union(*(exprs.split_sets(e) for e in key))
+            class_map = self._class_maps[key] = _class_map(splits)
+        representatives, class_of = class_map
+        firsts = [exprs.first_bytes(e) for e in key]
+        targets = []
+        for byte in representatives:
+            targets.append(self._intern([(origin, exprs.derivative(e, byte))
+                                         for (origin, e), first in zip(pairs, firsts) if (first >> byte) & 1]))
+        row = [targets[c] for c in class_of]
+        self.rows[state] = row  # published whole: concurrent readers see None or the full row
+        with self._lock:
+            self._table[256 * state:256 * (state + 1)] = row
+        return row
+
+    def _grow(self, capacity: int) -> None:
+        """Room for ``capacity`` states in the dense table (the lock is held). A walk still
+        reading the old table sees rows built since as UNBUILT and asks again (``dense_row``)."""
+        table = np.full(256 * capacity, UNBUILT, dtype=np.int32)
+        table[:len(self._table)] = self._table
+        accepts = np.zeros(capacity, dtype=np.uint8)
+        accepts[:len(self._accepts)] = self._accepts
+        self._table, self._accepts = table, accepts
+
+    def dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """The transitions as an int32 table (``table[256 * state + byte]``: the next state,
+        ``DEAD``, or ``UNBUILT``) and the accepting byte per state; both grow (a new array) as
+        states are made, so ask again after ``dense_row``."""
+        return self._table, self._accepts
+
+    def dense_row(self, state: int) -> bool:
+        """Make sure ``state``'s row is in the current dense table; False where the state's
+        transitions are made one byte at a time (guarded pairs: ``_LazyRow``), which the table
+        never holds."""
+        if self.tags[state]:
+            return False
+        row = self.rows[state]
+        if row is None:
+            self.row(state)
+        elif self._table[256 * state] == UNBUILT:  # built while the table was being grown
+            with self._lock:
+                self._table[256 * state:256 * (state + 1)] = row
+        return True
+
+    def _guarded_row(self, state: int) -> "_LazyRow":
+        """The row of a state with guarded pairs, filled byte by byte as bytes are asked for: a
+        guard's tag tells apart bytes its expression does not, and inside an A-label every text is
+        a state of its own, so building all of a row there would make ~60 states for each one a
+        walk goes on from."""
+        exprs = self.exprs
+        firsts = [exprs.first_bytes(e) for _origin, e in self.pairs[state]]
+        union = 0
+        for first in firsts:
+            union |= first
+        return _LazyRow(self, state, union, firsts)
+
+    def _guarded_step(self, state: int, byte: int, firsts: list[int]) -> int:
+        exprs = self.exprs
+        tags = dict(self.tags[state])
+        stepped = []
+        next_tags: dict[int, Hashable | None] = {}
+        for (origin, e), first in zip(self.pairs[state], firsts):
+            if (first >> byte) & 1:
+                stepped.append((origin, exprs.derivative(e, byte)))
+                if origin in tags:
+                    next_tags[origin] = self._guard(origin).step(tags[origin], byte)  # type: ignore[union-attr]
+        return self._intern(stepped, next_tags)
+
+    def first_bytes(self, state: int) -> list[int]:
+        """The bytes that may lead somewhere from ``state`` (a superset of the live ones), in
+        increasing order. Cached per state."""
+        found = self._first.get(state)
+        if found is None:
+            mask = 0
+            for _origin, e in self.pairs[state]:
+                mask |= self.exprs.first_bytes(e)
+            found = self._first[state] = [b for b in range(256) if (mask >> b) & 1]
+        return found
+
+
+_DFAS: "weakref.WeakKeyDictionary[ExprSet, LexemeDFA]" = weakref.WeakKeyDictionary()
+_DFAS_LOCK = threading.Lock()
+
+
+def dfa_for(exprs: ExprSet) -> LexemeDFA:
+    """The one DFA of ``exprs`` (made on first use; it lives as long as the set)."""
+    found = _DFAS.get(exprs)
+    if found is None:
+        with _DFAS_LOCK:
+            found = _DFAS.get(exprs)
+            if found is None:
+                found = _DFAS[exprs] = LexemeDFA(exprs)
+    return found
+
+
+def all_origins(dfa: LexemeDFA, exprs: Iterable[int], guards: Mapping[int, LexemeGuard]) -> list[int]:
+    """The origin of each lexeme ``i`` (expression ``exprs[i]``, guard ``guards.get(i)``)."""
+    return [dfa.origin(expr, guards.get(index)) for index, expr in enumerate(exprs)]

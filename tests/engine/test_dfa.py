@@ -1,0 +1,119 @@
+"""The lexeme DFA shared by the grammars of one ExprSet: shared states, each grammar's own lexeme
+numbers, guards told apart, retirement of a grown set."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import grammar_decode as gd
+from grammar_decode.engine import dfa as dfa_module
+from grammar_decode.engine.dfa import DEAD, dfa_for
+from grammar_decode.engine.lexer import Lexer
+from grammar_decode.frontends.regex import translate
+from grammar_decode.ir.regex import ExprSet, shared_exprs
+from grammar_decode.oracle.masks import reference_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
+
+from helpers import run_in_threads
+
+
+def test_two_grammars_share_states_and_keep_their_own_lexeme_numbers() -> None:
+    exprs = ExprSet()
+    word, digits, keyword = (translate(exprs, p) for p in (r"[a-z]+", r"[0-9]+", r"if"))
+    first = Lexer(exprs, [word, digits, keyword])
+    second = Lexer(exprs, [keyword, word])  # the same lexemes, numbered otherwise
+    assert first.dfa is second.dfa
+    a = first.feed(first.start([0, 2]), b"if")
+    b = second.feed(second.start([0, 1]), b"if")
+    assert a == b != DEAD  # one state for both
+    assert first.accepting[a] == {0, 2} and second.accepting[b] == {0, 1}
+    assert first.live_lexemes(a) == (0, 2) and second.live_lexemes(b) == (0, 1)
+    assert dict(first.pairs[a])[0] == dict(second.pairs[b])[1]  # the word's remainder, one expression
+    after = first.step(a, ord("x"))
+    assert first.accepting[after] == {0} and second.accepting[after] == {1}
+    assert first.start([1]) != first.start([0])
+
+
+def test_lexemes_with_one_expression_in_one_grammar_both_match() -> None:
+    exprs = ExprSet()
+    word = translate(exprs, r"[a-z]+")
+    lexer = Lexer(exprs, [word, word])
+    state = lexer.feed(lexer.start([0, 1]), b"ab")
+    assert lexer.accepting[state] == {0, 1} and lexer.live_lexemes(state) == (0, 1)
+    assert lexer.accepting[lexer.feed(lexer.start([1]), b"ab")] == {0, 1}  # one origin: they read alike
+
+
+class _Everything:
+    """A guard that admits every text (its identity is what the DFA tells apart)."""
+
+    start = 0
+
+    def step(self, tag: int, byte: int) -> int:
+        return tag + 1
+
+    def complete(self, tag: int) -> bool:
+        return True
+
+    def completions(self, tag: int) -> None:
+        return None
+
+
+def test_guards_are_told_apart_by_identity() -> None:
+    exprs = ExprSet()
+    word = translate(exprs, r"[a-z]+")
+    dfa = dfa_for(exprs)
+    guard = _Everything()
+    assert dfa.origin(word) != dfa.origin(word, guard) != dfa.origin(word, _Everything())
+    assert dfa.origin(word, guard) == dfa.origin(word, guard)
+    plain, guarded = Lexer(exprs, [word]), Lexer(exprs, [word], {0: guard})
+    assert plain.start([0]) != guarded.start([0]) and guarded.guarded(guarded.start([0]))
+
+
+def test_compiled_grammars_share_the_string_lexemes_states() -> None:
+    shared_exprs().retire()  # a fresh set: the count below is this test's
+    first = gd.compile_json_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+    second = gd.compile_json_schema({"type": "array", "items": {"type": "string"}})
+    dfa = first.recognizer.lexer.dfa
+    assert second.recognizer.lexer.dfa is dfa
+    one = first.recognizer.feed(first.recognizer.initial, b'{"a": "xyz')
+    two = second.recognizer.feed(second.recognizer.initial, b'["xyz')
+    assert one is not None and two is not None
+    inside = lambda state, recognizer: recognizer.lexer.pairs[state[0]]  # noqa: E731
+    assert [e for _l, e in inside(one, first.recognizer)] == [e for _l, e in inside(two, second.recognizer)]
+
+
+def test_masks_of_a_second_grammar_reuse_the_lexeme_parts(gpt2: gd.Vocabulary) -> None:
+    shared_exprs().retire()
+    first = gd.compile_json_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+    first.masker(gpt2).mask(first.recognizer.feed(first.recognizer.initial, b'{"a": "hello'))
+    second = gd.compile_json_schema({"type": "array", "items": {"type": "string"}})
+    masker = second.masker(gpt2)
+    before = masker.cache_info()["lexeme_parts"]
+    prefix = b'["hello'
+    mask = masker.mask(second.recognizer.feed(second.recognizer.initial, prefix))
+    after = masker.cache_info()["lexeme_parts"]
+    assert after["hits"] > before["hits"] and after["entries"] == before["entries"]
+    assert np.array_equal(mask, reference_mask(ReferenceRecognizer(second.ir), gpt2, prefix))
+
+
+def test_a_set_past_its_bound_is_retired(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    exprs = ExprSet()
+    monkeypatch.setattr(dfa_module, "MAX_STATES", 3)
+    lexer = Lexer(exprs, [translate(exprs, r"[a-z]{0,10}")])
+    lexer.feed(lexer.start([0]), b"abcd")
+    assert exprs.retired
+    shared = shared_exprs()
+    shared.retire()
+    assert shared_exprs() is not shared and not shared_exprs().retired
+
+
+def test_threads_build_one_dfa_alike() -> None:
+    exprs = ExprSet()
+    patterns = [r"[a-z]+", r"[a-z]*[0-9]{1,3}", r'"[^"]{0,40}"']
+
+    def work() -> list[int]:
+        lexer = Lexer(exprs, [translate(exprs, p) for p in patterns])  # a grammar per thread
+        return [lexer.feed(lexer.start([0, 1, 2]), text) for text in (b"abc123", b"zz9", b'"q w e', b"q") * 40]
+
+    results = run_in_threads(work)
+    assert all(r == results[0] for r in results) and DEAD not in results[0]

@@ -96,7 +96,7 @@ class LexemeDFA:
         self.exprs = exprs
         #: per origin: (its expression, its guard or None)
         self.origins: list[tuple[int, LexemeGuard | None]] = []
-        self._origin_ids: dict[tuple[int, int], int] = {}
+        self._origin_ids: dict[tuple[int, int, int], int] = {}
         self.pairs: list[Pairs] = []
         #: per state: the tags of its guarded pairs (empty without guards)
         self.tags: list[Tags] = []
@@ -125,10 +125,11 @@ class LexemeDFA:
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def origin(self, expr: int, guard: LexemeGuard | None = None) -> int:
-        """The origin id of a lexeme with expression ``expr`` and ``guard`` (interned: equal
-        lexemes of different grammars get the same id; guards are told apart by identity)."""
-        key = (expr, id(guard) if guard is not None else 0)
+    def origin(self, expr: int, guard: LexemeGuard | None = None, occurrence: int = 0) -> int:
+        """The origin id of the ``occurrence``-th lexeme (from 0) of a grammar with expression
+        ``expr`` and ``guard`` (interned: such lexemes of different grammars get the same id;
+        guards are told apart by identity)."""
+        key = (expr, id(guard) if guard is not None else 0, occurrence)
         found = self._origin_ids.get(key)
         if found is None:
             with self._lock:
@@ -338,5 +339,15 @@ def dfa_for(exprs: ExprSet) -> LexemeDFA:
 
 
 def all_origins(dfa: LexemeDFA, exprs: Iterable[int], guards: Mapping[int, LexemeGuard]) -> list[int]:
-    """The origin of each lexeme ``i`` (expression ``exprs[i]``, guard ``guards.get(i)``)."""
-    return [dfa.origin(expr, guards.get(index)) for index, expr in enumerate(exprs)]
+    """The origin of each lexeme ``i`` of one grammar (expression ``exprs[i]``, guard
+    ``guards.get(i)``): distinct ids for distinct lexemes, as lexemes with one expression and
+    guard are numbered by occurrence."""
+    seen: dict[tuple[int, int], int] = {}
+    origins = []
+    for index, expr in enumerate(exprs):
+        guard = guards.get(index)
+        key = (expr, id(guard) if guard is not None else 0)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        origins.append(dfa.origin(expr, guard, occurrence))
+    return origins

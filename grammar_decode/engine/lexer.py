@@ -48,11 +48,8 @@ class Lexer:
         self.dfa: LexemeDFA = dfa_for(exprs)
         #: per lexeme: its DFA origin
         self.origin_of: list[int] = all_origins(self.dfa, self.lexemes, self.guards)
-        lexemes_of: dict[int, list[int]] = {}
-        for lexeme, origin in enumerate(self.origin_of):
-            lexemes_of.setdefault(origin, []).append(lexeme)
-        #: per origin of this grammar: its lexemes (several when two share expression and guard)
-        self.lexemes_of: dict[int, tuple[int, ...]] = {o: tuple(ls) for o, ls in lexemes_of.items()}
+        #: per origin of this grammar: its lexeme (one each: ``all_origins`` keeps them apart)
+        self.lexeme_at: dict[int, int] = {origin: lexeme for lexeme, origin in enumerate(self.origin_of)}
         # shared with the DFA (the same lists, grown by it)
         self.rows = self.dfa.rows
         self.closed = self.dfa.closed
@@ -68,16 +65,13 @@ class Lexer:
         """States the shared DFA holds (every grammar's on this ``ExprSet``)."""
         return len(self.dfa)
 
-    def _lexemes(self, origins: Iterable[int]) -> list[int]:
-        lexemes_of = self.lexemes_of
-        return [lexeme for origin in origins for lexeme in lexemes_of.get(origin, ())]
-
     def _accepting(self, state: int) -> frozenset[int]:
-        return frozenset(self._lexemes(self.dfa.accepting[state]))
+        lexeme_at = self.lexeme_at
+        return frozenset(lexeme_at[origin] for origin in self.dfa.accepting[state])
 
     def _pairs(self, state: int) -> tuple[tuple[int, int], ...]:
-        lexemes_of = self.lexemes_of
-        return tuple(sorted((lexeme, e) for origin, e in self.dfa.pairs[state] for lexeme in lexemes_of.get(origin, ())))
+        lexeme_at = self.lexeme_at
+        return tuple(sorted((lexeme_at[origin], e) for origin, e in self.dfa.pairs[state]))
 
     def start(self, allowed: Iterable[int]) -> int:
         """The state before any byte, when the lexemes ``allowed`` may come next (``DEAD`` if
@@ -93,8 +87,7 @@ class Lexer:
         """``state`` with the texts of ``excluded`` (an expression) taken out of ``lexeme``'s
         remaining language: a new state (interned, so equal requests give equal states), or
         ``DEAD`` when nothing remains at all. Used by ``engine.unique`` to keep an item from
-        repeating a value already written. Lexemes sharing an origin are taken out together
-        (they read the same texts)."""
+        repeating a value already written."""
         return self.dfa.without(state, self.origin_of[lexeme], excluded)
 
     def step(self, state: int, byte: int) -> int:
@@ -134,4 +127,4 @@ class Lexer:
 
     def live_lexemes(self, state: int) -> tuple[int, ...]:
         """The lexemes that can still match, in order."""
-        return tuple(sorted({lexeme for lexeme, _ in self.pairs[state]}))
+        return tuple(lexeme for lexeme, _ in self.pairs[state])

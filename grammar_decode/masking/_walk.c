@@ -1,6 +1,6 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
-   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen[, mutation])
+   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached[, mutation])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state: the next state, DEAD (-1), or
@@ -13,10 +13,12 @@
    nodes:             int32 out, n entries: the nodes whose bytes all stay inside the lexeme.
    bounds:            int32 out, 2 n entries: (node, lexer state before its byte) where the lexeme
                       must end.
-   counts:            int64[3] in/out: how many nodes and bounds are written so far; out: the node
-                      to resume at (counts[2]).
-   seen:              uint8 in/out, one per lexer state: set to 1 for each state an allowed node
-                      leads to.
+   counts:            int64[4] in/out: how many nodes and bounds are written so far; out: the node
+                      to resume at (counts[2]); how many states are written to reached (counts[3]).
+   seen:              uint8 in/out, at least one per lexer state: set to 1 for each state an
+                      allowed node leads to (the caller clears the entries reached names, so one
+                      buffer serves many walks without an O(states) clear per walk).
+   reached:           int32 out, n entries: each state seen turns to 1, once.
    mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries.
 
    Returns -1 when the walk is done, or the lexer state whose row is missing: the caller builds
@@ -57,22 +59,24 @@ static void release(held_buffer *b) {
 }
 
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
-    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen;
+    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
+        *o_reached;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
-                          &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &mutation))
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
+                          &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation))
         return NULL;
-    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen;
+    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached;
     held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
-                          &b_seen};
+                          &b_seen, &b_reached};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
     if (take(o_byte, &b_byte, 1, 0, "byte") || take(o_depth, &b_depth, 4, 0, "depth") ||
         take(o_end, &b_end, 4, 0, "end") || take(o_table, &b_table, 4, 0, "table") ||
         take(o_acc, &b_acc, 1, 0, "accepting") || take(o_stack, &b_stack, 4, 1, "stack") ||
         take(o_nodes, &b_nodes, 4, 1, "nodes") || take(o_bounds, &b_bounds, 4, 1, "bounds") ||
-        take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen"))
+        take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen") ||
+        take(o_reached, &b_reached, 4, 1, "reached"))
         goto done;
     {
         const uint8_t *byte_at = (const uint8_t *)b_byte.view.buf;
@@ -85,13 +89,14 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         int32_t *bounds = (int32_t *)b_bounds.view.buf;
         int64_t *counts = (int64_t *)b_counts.view.buf;
         uint8_t *seen = (uint8_t *)b_seen.view.buf;
+        int32_t *reached = (int32_t *)b_reached.view.buf;
         const Py_ssize_t seen_len = b_seen.view.len;
         const Py_ssize_t n = b_byte.view.len;
         const Py_ssize_t states = b_table.view.len / (256 * 4);
         const Py_ssize_t accepting_len = b_acc.view.len;
         const Py_ssize_t stack_len = b_stack.view.len / 4;
         if (b_depth.view.len != 4 * n || b_end.view.len != 4 * n || b_nodes.view.len < 4 * n ||
-            b_bounds.view.len < 8 * n || b_counts.view.len < 24) {
+            b_bounds.view.len < 8 * n || b_counts.view.len < 32 || b_reached.view.len < 4 * n) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: buffers of mismatched sizes");
             goto done;
         }
@@ -100,7 +105,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             goto done;
         }
         Py_ssize_t i = resume;
-        int64_t n_nodes = counts[0], n_bounds = counts[1];
+        int64_t n_nodes = counts[0], n_bounds = counts[1], n_reached = counts[3];
         long missing = -1;
         int bad = 0;
         Py_BEGIN_ALLOW_THREADS
@@ -123,7 +128,10 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 continue;
             }
             stack[d] = nxt;
-            seen[nxt] = 1;
+            if (!seen[nxt]) {
+                seen[nxt] = 1;
+                reached[n_reached++] = nxt;
+            }
             nodes[n_nodes++] = (int32_t)i;
             i++;
         }
@@ -135,6 +143,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         counts[0] = n_nodes;
         counts[1] = n_bounds;
         counts[2] = (int64_t)i;
+        counts[3] = n_reached;
         result = PyLong_FromLong(missing);
     }
 done:
@@ -144,7 +153,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
-     "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen[, mutation])\n"
+     "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
+     "[, mutation])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else the state whose row is missing."},
     {NULL, NULL, 0, NULL}};
 

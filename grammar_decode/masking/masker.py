@@ -11,8 +11,9 @@ A mask after recognizer state ``(lex, parse, fresh)`` is the union of
   (``walk.boundary_walk``): a short array of token ids, cached per (lexer state, parse state);
 * EOS, when the text so far is a complete sentence.
 
-Whole masks are assembled from the two (a copy of the lexeme part, O(V)) and the most recent ones
-kept in a small cache for the states a generation loop revisits. Every cache is an LRU bounded in
+Whole masks are assembled from the two in packed form (a copy of the lexeme part's bits, V / 8
+bytes, with the boundary part's tokens set in it: ``packed``; the bool form is that unpacked), and
+the most recent ones kept in a small cache for the states a generation loop revisits. Every cache is an LRU bounded in
 bytes: a (grammar, vocabulary) pair's in ``Limits.cache_bytes`` in all, the shared lexeme parts
 counted in it (half of it; they are shared by the grammars with the same DFA, vocabulary and
 ``cache_bytes``, so a grammar given a small budget has a store of that size);
@@ -35,17 +36,17 @@ from ..vocab import TokenTrie
 from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
-from .bitmask import pack_mask
+from .bitmask import bitmask_words, pack_mask
 from .slices import plain_run, plain_successor, string_slice
 from .walk import Boundary, boundary_walk, lexeme_walk
 
 _UNKNOWN = object()
 
 class LexemePart:
-    __slots__ = ("mask", "trie", "boundaries", "reached")
+    __slots__ = ("bits", "trie", "boundaries", "reached")
 
-    def __init__(self, mask: np.ndarray, trie: TokenTrie, boundaries: list[Boundary], reached: frozenset[int]) -> None:
-        self.mask = mask
+    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: list[Boundary], reached: frozenset[int]) -> None:
+        self.bits = bits  # packed as ``packed`` masks are, as uint8: an eighth of a bool mask
         self.trie = trie
         self.boundaries = boundaries
         self.reached = reached  # lexer states the lexeme-internal tokens lead to
@@ -57,6 +58,12 @@ class BoundaryPart:
     def __init__(self, ids: np.ndarray, reached: frozenset[tuple[int, ParseState]]) -> None:
         self.ids = ids
         self.reached = reached
+
+
+def _set_bits(bits: np.ndarray, ids: np.ndarray) -> None:
+    """Set the bits of token ``ids`` in ``bits`` (uint8, little-endian bit order)."""
+    if len(ids):
+        np.bitwise_or.at(bits, ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))
 
 
 class SharedParts:
@@ -132,9 +139,10 @@ class Masker:
             if count:
                 mask |= self.slice.up_to(count)
             reached.update(states)
-        mask.flags.writeable = False
-        part = LexemePart(mask, trie, boundaries, frozenset(reached))
-        self._lexeme_parts.put(lex, part, mask.nbytes + 64 * (len(boundaries) + len(reached)))
+        bits = pack_mask(mask).view(np.uint8)
+        bits.flags.writeable = False
+        part = LexemePart(bits, trie, boundaries, frozenset(reached))
+        self._lexeme_parts.put(lex, part, bits.nbytes + 64 * (len(boundaries) + len(reached)))
         return part
 
     def _plain_successor(self, lex: int) -> int | None:
@@ -156,40 +164,44 @@ class Masker:
 
     def mask(self, state: State) -> np.ndarray:
         """Bool mask over the vocabulary: token t allowed iff ``state`` + bytes(t) is viable; EOS
-        iff the text is a complete sentence. Read-only."""
+        iff the text is a complete sentence. Read-only. ``packed(state)`` unpacked (O(V))."""
         entry = self._mask_entries.get(state)
         if entry is not None:
             entry[HITS] += 1
             return entry[VALUE]
         self.mask_cache.misses += 1
-        if self.limits is not DEFAULT_LIMITS:  # lazy lexer and parser work runs under the grammar's limits
-            with applied(self.limits):
-                return self._new_mask(state)
-        return self._new_mask(state)
-
-    def _new_mask(self, state: State) -> np.ndarray:
-        lex, parse, _fresh = state
-        if lex == DEAD:
-            mask = np.zeros(self.size, dtype=bool)
-        else:
-            part = self.lexeme_part(lex)
-            mask = part.mask.copy()
-            if part.boundaries:
-                mask[self.boundary_part(lex, parse, part).ids] = True
-        if len(self.eos_ids) and self.recognizer.is_accepting(state):
-            mask[self.eos_ids] = True
+        mask = np.unpackbits(self.packed(state).view(np.uint8), count=self.size, bitorder="little").view(bool)
         mask.flags.writeable = False
         self.mask_cache.put(state, mask, mask.nbytes)
         return mask
 
     def packed(self, state: State) -> np.ndarray:
-        """``mask(state)`` as int32 words (bit j of word j // 32 is token j). Cached."""
+        """The mask of ``state`` as int32 words (bit j of word j // 32 is token j), assembled in
+        packed form: the lexeme part's bits, then the boundary part's and EOS's tokens or-ed in.
+        Cached; read-only."""
         found = self._packed.get(state)
         if found is None:
-            found = pack_mask(self.mask(state))
+            if self.limits is not DEFAULT_LIMITS:  # lazy lexer and parser work runs under the grammar's limits
+                with applied(self.limits):
+                    found = self._new_packed(state)
+            else:
+                found = self._new_packed(state)
             found.flags.writeable = False
             self._packed.put(state, found, found.nbytes)
         return found
+
+    def _new_packed(self, state: State) -> np.ndarray:
+        lex, parse, _fresh = state
+        if lex == DEAD:
+            bits = np.zeros(4 * bitmask_words(self.size), dtype=np.uint8)
+        else:
+            part = self.lexeme_part(lex)
+            bits = part.bits.copy()
+            if part.boundaries:
+                _set_bits(bits, self.boundary_part(lex, parse, part).ids)
+        if len(self.eos_ids) and self.recognizer.is_accepting(state):
+            _set_bits(bits, self.eos_ids)
+        return bits.view("<i4")
 
     def has_packed(self, state: State) -> bool:
         """Whether ``packed(state)`` is a cache hit now (a dict lookup; it may be evicted after)."""

@@ -27,6 +27,7 @@ Python walk runs.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -63,6 +64,17 @@ def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple["list[int] | n
     return python_lexeme_walk(lexer, trie, lex)
 
 
+class _Scratch(threading.local):
+    """Per thread: the kernel's ``seen`` marks, one byte per lexer state, all zero between walks
+    (a walk clears the marks it set), so that a walk costs nothing per state it does not reach:
+    the shared DFA holds every grammar's states."""
+
+    seen = np.zeros(0, dtype=np.uint8)
+
+
+_SCRATCH = _Scratch()
+
+
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
                          ) -> tuple[np.ndarray, list[Boundary], set[int]] | None:
     """``python_lexeme_walk`` by the C kernel; None where it cannot run (a state whose row is
@@ -71,25 +83,32 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
     n = len(byte_at)
     nodes = np.empty(n, dtype=np.int32)
     bounds = np.empty(2 * n, dtype=np.int32)
-    counts = np.zeros(3, dtype=np.int64)
+    reached = np.empty(n, dtype=np.int32)
+    counts = np.zeros(4, dtype=np.int64)
     stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
-    seen = np.zeros(0, dtype=np.uint8)  # 1 per lexer state an allowed node leads to
+    seen = _SCRATCH.seen
     resume = 1
     missing = lex
-    while True:
-        if not lexer.dense_row(missing):
-            return None
-        table, accepts = lexer.dense()
-        if len(seen) < len(accepts):
-            seen = np.concatenate((seen, np.zeros(len(accepts) - len(seen), dtype=np.uint8)))
-        missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, resume, stack, nodes, bounds,
-                                    counts, seen, _MUTATION)
-        if missing < 0:
-            break
-        resume = int(counts[2])
+    try:
+        while True:
+            if not lexer.dense_row(missing):
+                return None
+            table, accepts = lexer.dense()
+            if len(seen) < len(accepts):
+                grown = np.zeros(len(accepts), dtype=np.uint8)
+                grown[:len(seen)] = seen  # the marks of this walk so far
+                seen = _SCRATCH.seen = grown
+            missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, resume, stack, nodes, bounds,
+                                        counts, seen, reached, _MUTATION)
+            if missing < 0:
+                break
+            resume = int(counts[2])
+    finally:
+        states = reached[:int(counts[3])]
+        seen[states] = 0
     found = int(counts[1])
     pairs = bounds[:2 * found].reshape(found, 2).tolist()
-    return nodes[:int(counts[0])], [(node, state) for node, state in pairs], set(np.flatnonzero(seen).tolist())
+    return nodes[:int(counts[0])], [(node, state) for node, state in pairs], set(states.tolist())
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:

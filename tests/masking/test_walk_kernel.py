@@ -103,13 +103,13 @@ def test_bad_buffers_are_refused() -> None:
     table = np.full(256, -1, dtype=np.int32)
     accepts = np.zeros(1, dtype=np.uint8)
     stack = np.zeros(2, dtype=np.int32)
-    counts = np.zeros(3, dtype=np.int64)
+    counts = np.zeros(4, dtype=np.int64)
     seen = np.zeros(1, dtype=np.uint8)
     with pytest.raises(ValueError):
         walk._walk.walk_lexeme(byte, depth, end, table, accepts, 5, 1, stack, np.empty(3, np.int32),
-                               np.empty(6, np.int32), counts, seen)  # a start state past the table
+                               np.empty(6, np.int32), counts, seen, np.empty(3, np.int32))  # a start state past the table
     with pytest.raises(TypeError):
         walk._walk.walk_lexeme(byte, depth.astype(np.int64), end, table, accepts, 0, 1, stack,
-                               np.empty(3, np.int32), np.empty(6, np.int32), counts, seen)
+                               np.empty(3, np.int32), np.empty(6, np.int32), counts, seen, np.empty(3, np.int32))
     assert walk._walk.walk_lexeme(byte, depth, end, table, accepts, 0, 1, stack, np.empty(3, np.int32),
-                                  np.empty(6, np.int32), counts, seen) == -1
+                                  np.empty(6, np.int32), counts, seen, np.empty(3, np.int32)) == -1

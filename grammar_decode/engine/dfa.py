@@ -62,15 +62,14 @@ def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
     the class of every byte. Memoised process-wide (few distinct split sets recur)."""
     blocks = partition_of(splits)
     class_of = [0] * 256
+    representatives = []
     for index, block in enumerate(blocks):
-        for byte in _bits(block):
-            class_of[byte] = index
-    return [(b & -b).bit_length() - 1 for b in blocks], class_of
-
-
-def _bits(mask: int) -> list[int]:
-    text = bin(mask)[:1:-1]  # least significant bit first
-    return [i for i, c in enumerate(text) if c == "1"]
+        representatives.append((block & -block).bit_length() - 1)
+        while block:  # one pass per set bit: 256 in all, whatever the number of classes
+            low = block & -block
+            class_of[low.bit_length() - 1] = index
+            block ^= low
+    return representatives, class_of
 
 
 class _LazyRow(dict):  # type: ignore[type-arg]
@@ -247,11 +246,31 @@ class LexemeDFA:
             splits = frozenset().union(*(exprs.split_sets(e) for e in key))
             class_map = self._class_maps[key] = _class_map(splits)
         representatives, class_of = class_map
-        firsts = [exprs.first_bytes(e) for e in key]
-        targets = []
-        for byte in representatives:
-            targets.append(self._intern([(origin, exprs.derivative(e, byte))
-                                         for (origin, e), first in zip(pairs, firsts) if (first >> byte) & 1]))
+        classes = len(representatives)
+        derivative, first_bytes = exprs.derivative, exprs.first_bytes
+        # the pairs live in each class (a pair joins class c when c's representative may start it),
+        # found per pair: a key's literal starts with one byte and visits one class, not all of
+        # them, which matters where a state holds hundreds of keys
+        buckets: list[list[tuple[int, int]]] = [[] for _ in range(classes)]
+        for origin, e in pairs:
+            first = first_bytes(e)
+            if first.bit_count() < classes:
+                visited = set()
+                rest = first
+                while rest:
+                    low = rest & -rest
+                    rest ^= low
+                    c = class_of[low.bit_length() - 1]
+                    if c not in visited:
+                        visited.add(c)
+                        byte = representatives[c]
+                        if (first >> byte) & 1:
+                            buckets[c].append((origin, derivative(e, byte)))
+            else:
+                for c, byte in enumerate(representatives):
+                    if (first >> byte) & 1:
+                        buckets[c].append((origin, derivative(e, byte)))
+        targets = [self._intern(bucket) if bucket else DEAD for bucket in buckets]
         row = [targets[c] for c in class_of]
         self.rows[state] = row  # published whole: concurrent readers see None or the full row
         with self._lock:

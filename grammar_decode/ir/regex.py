@@ -505,13 +505,13 @@ class ExprSet(CountedIntersections):
             return True
         if self.nullable[item]:
             return False
-        if fuel is None:
-            fuel = active().regex_states
         cached = self._empty.get(item)
         if cached is not None:
             return cached
         if not self.has_boolean(item):
             return False
+        if fuel is None:
+            fuel = active().regex_states
         if self._infinite_less_finite(item):
             return False
         known = self._min.get(item, -1)

@@ -171,6 +171,64 @@ def test_counted_intersections_agree_with_the_derivative_search(tree: object, lo
     assert exprs.min_length(both_counters) == (None if reference is None else len(reference))
 
 
+def _composite_unit(exprs: ExprSet, lo: int, extra: int | None, tail: bool) -> int:
+    """A unit the counting composes: ``(a|cd){lo,lo+extra}`` then, with ``tail``, ``b(a|b)?``."""
+    pair = exprs.alt(exprs.literal(b"a"), exprs.literal(b"cd"))
+    counted = exprs.repeat(pair, lo, None if extra is None else lo + extra)
+    if not tail:
+        return counted
+    return exprs.concat(counted, exprs.literal(b"b"), exprs.alt(exprs.literal(b"a"), exprs.literal(b"b"), EPSILON))
+
+
+@given(_TREES, st.integers(0, 4), st.one_of(st.none(), st.integers(0, 4)), st.booleans(), st.booleans())
+def test_composed_unit_steps_equal_the_walk_over_pairs(tree: object, lo: int, extra: int | None, tail: bool,
+                                                       negated: bool) -> None:
+    """Steps by a concatenation or a counted repeat, composed from their parts, equal the
+    breadth-first walk over pairs of derivatives (the reference), state for state."""
+    exprs = ExprSet()
+    other = _small_regex(exprs, tree)
+    if negated:
+        other = exprs.negate(other)
+    unit = _composite_unit(exprs, lo, extra, tail)
+    assert exprs._steps(other, unit, 20_000) == exprs._walk_steps(other, unit, 20_000)
+
+
+@given(_TREES, st.integers(0, 3), st.integers(0, 5), st.integers(0, 4))
+def test_a_counted_prefix_agrees_with_the_derivative_search(tree: object, prefix_lo: int, prefix_extra: int,
+                                                            lo: int) -> None:
+    """``other & P·B{lo,}`` where the prefix ``P`` is itself counted (an address part way through
+    its local part): the counted length equals the derivative search."""
+    exprs = ExprSet()
+    other = _small_regex(exprs, tree)
+    prefix = _composite_unit(exprs, prefix_lo, prefix_extra, True)
+    unit = exprs.alt(exprs.literal(b"a"), exprs.literal(b"b"), exprs.literal(b"cd"))
+    item = exprs.both(other, exprs.concat(prefix, exprs.repeat(unit, lo, None)))
+    reference = exprs._search_nullable(item, 20_000)
+    assert exprs.min_length(item) == (None if reference is None else len(reference))
+
+
+def test_a_broken_composition_is_caught_by_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Composing a counted repeat one repetition short disagrees with the walk over pairs."""
+    from grammar_decode.ir import counting
+
+    exprs = ExprSet()
+    unit = _composite_unit(exprs, 2, 2, False)
+    other = exprs.star(exprs.alt(exprs.literal(b"a"), exprs.literal(b"b"), exprs.literal(b"cd")))
+    assert exprs._steps(other, unit, 20_000) == exprs._walk_steps(other, unit, 20_000)
+    exprs = ExprSet()
+    unit = _composite_unit(exprs, 2, 2, False)
+    other = exprs.star(exprs.alt(exprs.literal(b"a"), exprs.literal(b"b"), exprs.literal(b"cd")))
+    composed = counting.CountedIntersections._compose
+    calls = []
+
+    def short(self, costs, part, fuel):  # type: ignore[no-untyped-def]
+        calls.append(part)
+        return costs if len(calls) == 1 else composed(self, costs, part, fuel)  # the first repetition skipped
+
+    monkeypatch.setattr(counting.CountedIntersections, "_compose", short)
+    assert exprs._steps(other, unit, 20_000) != exprs._walk_steps(other, unit, 20_000)
+
+
 def test_huge_counts_beside_a_pattern_cost_their_digits(exprs: ExprSet) -> None:
     letter = exprs.byteset(byte_range(ord("a"), ord("z")))
     has_x = exprs.concat(exprs.star(letter), exprs.literal(b"x"), exprs.star(letter))

@@ -29,7 +29,12 @@ name); larger minimums with other keys allowed are refused.
 The members are a finite automaton: its state is the next named key, whether a member has been
 written (for the comma), the named keys owed to dependencies, the skipped keys a later key
 depends on, and the member count. Each reachable state is one rule, built breadth first, so a
-500-key object is 1,000 rules and no recursion; ``Limits.object_states`` bounds the rest.
+500-key object is 1,000 rules and no recursion; ``Limits.object_states`` bounds the rest. An
+optional key's skip is a unit rule (``A → B``), which the parser follows as a tail call: after a
+member, the threads of every later key share the object's one return point, so a scan costs
+O(later keys). (A balanced tree of key ranges, O(keys log keys) symbols where unit rules were
+removed, made the parser merge stacks of return points at every step: on SchemaStore's
+``claude-code-settings.json``, 340 optional keys, masks took 20× longer.)
 """
 
 from __future__ import annotations
@@ -452,61 +457,37 @@ class ObjectBuilder:
 
     def _plain_members(self, keys: list[NamedKey], members: list[tuple[Symbol, ...]],
                        extra_member: Symbol | None) -> Symbol:
-        """Named keys in order with no dependencies or counts: required keys one after another,
-        and between them runs of optional keys as ranges halved into a balanced tree (a
-        non-empty subsequence of ``[i, n)`` is one of ``[i, m)``, then one of ``[m, n)``, or
-        either alone). Where the automaton's skip rules (``A → B``) chain every optional key to
-        all later ones, a rewrite that removes unit rules makes O(keys²) symbols of them (10,000
-        optional keys would be 10^8; the rewrite now keeps unit rules outside cycles, but the
-        tree does not depend on it): the tree's unit rules reach only their subtree, O(keys log
-        keys)."""
+        """Named keys in order with no dependencies or counts: the automaton above with the comma
+        taken out of the choice. ``pick(i)`` writes the next member, key ``i`` or (when it is
+        optional) one chosen by ``pick(i + 1)``; ``after(i)`` follows a member: ``}`` when every
+        key from ``i`` on is optional, or a comma and ``pick(i)``. After a member the parse
+        expects a comma or ``}`` in one thread, not one thread per later key; after the comma,
+        one thread per key that may come next, all on the object's return point (the skips are
+        unit rules, followed as tail calls). 2 (keys + 1) rules."""
         c, lex = self.c, self.c.lex
         name = self.pointer or "/"
+        n = len(keys)
         comma = lex.seq(lex.ws, lex.comma, lex.ws)
-        ranges: dict[tuple[int, int, bool], Symbol] = {}
-
-        def some_of(i: int, n: int, wrote: bool) -> Symbol:
-            """A non-empty subsequence of the members of keys ``[i, n)``, the first of them
-            after a comma when ``wrote``."""
-            key = (i, n, wrote)
-            found = ranges.get(key)
-            if found is None:
-                found = ranges[key] = c.grammar.rule(f"{name} members[{i}:{n}]{',' if wrote else ''}")
-                if n == i + 1:
-                    c.grammar.define(found, [(comma if wrote else ()) + members[i]])
-                else:
-                    m = (i + n) // 2
-                    c.grammar.define(found, [(some_of(i, m, wrote), some_of(m, n, True)), (some_of(i, m, wrote),),
-                                             (some_of(m, n, wrote),)])
-            return found
-
-        segments: list[tuple[int, int]] = []  # [i, n): a run of optional keys, or one required key
-        for i, key in enumerate(keys):
-            if key.required or not segments or keys[segments[-1][0]].required:
-                segments.append((i, i + 1))
-            else:
-                segments[-1] = (segments[-1][0], i + 1)
-        # rest[segment, wrote]: the members from segments[segment] on, then other keys, then "}"
-        # (built from the last segment back, so long objects need no deep recursion)
-        rest: dict[tuple[int, bool], Symbol] = {}
-        for segment in range(len(segments), -1, -1):
-            for wrote in (True, False):
-                rest[(segment, wrote)] = c.grammar.rule(f"{name} members from #{segment}{',' if wrote else ''}")
-                separator = comma if wrote else ()
-                if segment == len(segments):
-                    alternatives = [lex.seq(lex.ws, lex.close_brace) if wrote else (lex.close_brace,)]
-                    if extra_member is not None:
-                        alternatives.append(separator + (extra_member, rest[(segment, True)]))
-                else:
-                    i, n = segments[segment]
-                    if keys[i].required:
-                        alternatives = [separator + members[i] + (rest[(segment + 1, True)],)]
-                    else:
-                        alternatives = [(some_of(i, n, wrote), rest[(segment + 1, True)]),
-                                        (rest[(segment + 1, wrote)],)]
-                c.grammar.define(rest[(segment, wrote)], alternatives)
-
-        return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + (rest[(0, False)],)])
+        pick: list[Symbol | None] = [None] * (n + 1)
+        after: list[Symbol] = [c.grammar.rule(f"{name} after member #{i}") for i in range(n + 1)]
+        if extra_member is not None:
+            pick[n] = c.grammar.rule(f"{name} pick other")
+            c.grammar.define(pick[n], [(extra_member, after[n])])  # type: ignore[arg-type]
+        optional_on = True  # every key from i on is optional
+        for i in range(n, -1, -1):
+            if i < n:
+                check_deadline()
+                alternatives = [members[i] + (after[i + 1],)]
+                if not keys[i].required and pick[i + 1] is not None:
+                    alternatives.append((pick[i + 1],))  # type: ignore[arg-type]
+                pick[i] = c.grammar.rule(f"{name} pick from #{i}")
+                c.grammar.define(pick[i], alternatives)  # type: ignore[arg-type]
+                optional_on = optional_on and not keys[i].required
+            closing = [lex.seq(lex.ws, lex.close_brace)] if optional_on else []
+            c.grammar.define(after[i], closing + ([comma + (pick[i],)] if pick[i] is not None else []))  # type: ignore[operator]
+        begin = ([(lex.close_brace,)] if optional_on else []) + ([(pick[0],)] if pick[0] is not None else [])
+        return self._rule("object", [(lex.open_brace,) + lex.seq(lex.ws) + alternative  # type: ignore[operator]
+                                     for alternative in begin])
 
     def _rule(self, what: str, alternatives: list[tuple[Symbol, ...]]) -> Symbol:
         rule = self.c.grammar.rule(f"{self.pointer or '/'} {what}")

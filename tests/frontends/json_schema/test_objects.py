@@ -159,6 +159,28 @@ def test_all_of_unites_pattern_properties_and_dependencies() -> None:
                     ['{"a1":4,"b":1,"c":1}', '{"a1":2,"b":1}', '{"a2":"x"}', '{"bz":1}', '{"az":null}'])
 
 
+@pytest.mark.parametrize("required", [[], ["k3"], ["k2", "k39"], ["k10", "k11"]])
+def test_optional_keys_after_a_member_share_one_return_point(required: list[str]) -> None:
+    """After a member the parse waits for a comma or ``}`` in a few threads, not one per later key;
+    after the comma, one thread per key that may come next, all on one set of return points
+    (the skips are tail calls): a scan there costs O(later keys), no stack merging."""
+    props = {f"k{i}": {"type": "integer"} for i in range(40)}
+    grammar = gd.compile_json_schema({"type": "object", "properties": props, "required": required},
+                                     whitespace="compact", extra_keys="forbid")
+    recognizer = grammar.recognizer
+    state = recognizer.feed(recognizer.initial, b'{"k2":1')
+    after_member = recognizer.finish(state)
+    assert after_member is not None and len(after_member.threads) <= 2
+    state = recognizer.feed(state, b",")
+    parse = state[1]
+    owed = [int(k[1:]) for k in required if int(k[1:]) > 2]
+    later = min(owed) - 2 if owed else 37  # k3 up to the next required key may come next
+    assert len(parse.threads) == later and len({conts for _position, conts in parse.threads}) == 1
+    assert grammar.accepts('{"k2":1,"k39":2}') is all(k in ("k2", "k39") for k in required)
+    assert grammar.accepts('{"k0":1,"k2":1,"k3":1,"k10":1,"k11":1,"k39":1}')
+    assert not grammar.accepts('{"k0":1,"k2":1,"k3":1,"k11":1,"k10":1,"k39":1}')
+
+
 def test_many_named_keys_with_counts_stay_bounded() -> None:
     schema = {"properties": {f"k{i}": {"type": "integer"} for i in range(60)}, "maxProperties": 8,
               "additionalProperties": False}

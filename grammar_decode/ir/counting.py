@@ -15,8 +15,30 @@ from typing import Any
 import numpy as np
 
 from ..errors import RegexTooComplex
-from ..limits import active
+from ..limits import active, check_deadline
 from .kinds import CONCAT_KIND, EPSILON, NOTHING, REPEAT_KIND
+
+
+class Exploration:
+    """The derivative states one unit step has explored, against its ``Limits.regex_states``
+    fuel: the walks and compositions of its parts spend from one count (a cap bounds the
+    work of the step, not of each of its parts, as it bounded the one walk over pairs that a
+    step was before it was composed); the compile clock is read every 128 states. Answers
+    found in the memo cost nothing."""
+
+    __slots__ = ("fuel", "spent")
+
+    def __init__(self, fuel: int) -> None:
+        self.fuel = fuel
+        self.spent = 0
+
+    def spend(self, states: int) -> None:
+        before = self.spent
+        self.spent += states
+        if self.spent > self.fuel:
+            raise RegexTooComplex(f"more than {self.fuel} derivative states explored (Limits.regex_states)")
+        if before >> 7 != self.spent >> 7:
+            check_deadline()
 
 
 class CountedIntersections:
@@ -64,7 +86,7 @@ class CountedIntersections:
                     work.append(nxt)
         return not (self.nullable[item] and self.first_bytes(item))
 
-    def _steps(self, state: int, unit: int, fuel: int) -> dict[int, int]:
+    def _steps(self, state: int, unit: int, fuel: int | Exploration) -> dict[int, int]:
         """For each derivative ``d`` of ``state`` by a string ``w`` of ``unit``: the fewest bytes
         of such a ``w``. Memoised. A concatenation is its parts' steps composed (every string of
         ``A·B`` is one of ``A`` then one of ``B``) and a counted repeat ``X{lo,hi}`` with
@@ -76,44 +98,46 @@ class CountedIntersections:
         found = self._unit_steps.get((state, unit))
         if found is not None:
             return found
+        budget = fuel if isinstance(fuel, Exploration) else Exploration(fuel)
         kind = self.kind[unit]
         if kind == CONCAT_KIND:
             current = {state: 0}
             for part in self.args[unit]:  # type: ignore[union-attr]
-                current = self._compose(current, part, fuel)
+                current = self._compose(current, part, budget)
             self._unit_steps[(state, unit)] = current
             return current
         if kind == REPEAT_KIND and self.args[unit][1] <= _COMPOSED_COUNT:  # type: ignore[index]
             body, lo, hi = self.args[unit]  # type: ignore[misc]
             current = {state: 0}
             for _ in range(lo):
-                current = self._compose(current, body, fuel)
+                current = self._compose(current, body, budget)
             best = dict(current)
             more = 0
             while current and (hi is None or more < hi - lo):
                 # only what improved goes on: a state reached sooner and cheaper already went on
                 # with more repetitions left
-                current = {d: c for d, c in self._compose(current, body, fuel).items() if c < best.get(d, _INF)}
+                current = {d: c for d, c in self._compose(current, body, budget).items() if c < best.get(d, _INF)}
                 best.update(current)
                 more += 1
             self._unit_steps[(state, unit)] = best
             return best
-        return self._walk_steps(state, unit, fuel)
+        return self._walk_steps(state, unit, budget)
 
-    def _compose(self, costs: dict[int, int], unit: int, fuel: int) -> dict[int, int]:
-        """``costs`` (state → fewest bytes) followed by one string of ``unit``."""
+    def _compose(self, costs: dict[int, int], unit: int, budget: Exploration) -> dict[int, int]:
+        """``costs`` (state → fewest bytes) followed by one string of ``unit``; every state it
+        reaches is spent from ``budget``."""
         out: dict[int, int] = {}
         for node, cost in costs.items():
-            for nxt, more in self._steps(node, unit, fuel).items():
+            for nxt, more in self._steps(node, unit, budget).items():
                 total = cost + more
                 if total < out.get(nxt, _INF):
                     out[nxt] = total
-        if len(out) > fuel:
-            raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
+        budget.spend(len(out))
         return out
 
-    def _walk_steps(self, state: int, unit: int, fuel: int) -> dict[int, int]:
+    def _walk_steps(self, state: int, unit: int, fuel: int | Exploration) -> dict[int, int]:
         """``_steps`` by a breadth-first walk of the pairs of derivatives of ``state`` and ``unit``."""
+        budget = fuel if isinstance(fuel, Exploration) else Exploration(fuel)
         out: dict[int, int] = {}
         seen = {(state, unit)}
         frontier = [(state, unit)]
@@ -129,8 +153,7 @@ class CountedIntersections:
                     if nx == NOTHING or ny == NOTHING or (nx, ny) in seen:
                         continue
                     seen.add((nx, ny))
-                    if len(seen) > fuel:
-                        raise RegexTooComplex(f"more than {fuel} derivative states explored (Limits.regex_states)")
+                    budget.spend(1)
                     following.append((nx, ny))
             frontier = following
             depth += 1
@@ -167,6 +190,7 @@ class CountedIntersections:
             if hi is not None and hi < lo:
                 return None
         rest = self.both(*(m for m in members if m not in joined))
+        # each unit step is one question with its own fuel, as one walk over pairs was
         start = {rest: 0} if prefix == EPSILON else self._steps(rest, prefix, fuel)
         index: dict[int, int] = {}
         edges: dict[int, dict[int, int]] = {}

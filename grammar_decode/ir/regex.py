@@ -74,6 +74,7 @@ class ExprSet(CountedIntersections):
         self._min: dict[int, int | None] = {}
         self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
+        self._infinite: dict[int, bool] = {}  # is_infinite, for every node its walks reached
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
@@ -512,7 +513,7 @@ class ExprSet(CountedIntersections):
             return False
         if fuel is None:
             fuel = active().regex_states
-        if self._infinite_less_finite(item):
+        if self._infinite_less_finite(item, fuel):
             return False
         known = self._min.get(item, -1)
         if known != -1:
@@ -600,27 +601,39 @@ class ExprSet(CountedIntersections):
                 heapq.heappush(heap, (bound, order, nxt))
         return False
 
-    def _infinite_less_finite(self, item: int) -> bool:
-        """Structurally non-empty: ``x & ¬y1 & ¬y2 ...`` with ``x`` an infinite language and each
-        ``y`` finite (no ``&``/``¬`` inside either): x has strings longer than any y's. This is
-        what a JSON key outside a long list of named keys looks like, where a search would
-        derive the whole list."""
+    def _infinite_less_finite(self, item: int, fuel: int) -> bool:
+        """Non-empty without a search: ``x1 & x2 ... & ¬y1 & ¬y2 ...`` whose positive part ``x``
+        is an infinite language and each ``y`` finite (no ``&``/``¬`` inside): ``x`` has strings
+        longer than any ``y``'s. A JSON key outside a long list of named keys looks like this
+        (structural: ``x`` has no ``&``/``¬``, an unbounded repeat decides), and so does an item of
+        a ``uniqueItems`` array less the values written (``x`` a string with a ``pattern``:
+        ``is_infinite``, memoised over every derivative it walks, so the next state of the item
+        costs a lookup where a witness search walked one string per state)."""
         if self.kind[item] != AND_KIND:
             return False
         positive = [m for m in self.args[item] if self.kind[m] != NOT_KIND]  # type: ignore[union-attr]
         negated = [self.args[m] for m in self.args[item] if self.kind[m] == NOT_KIND]  # type: ignore[union-attr]
-        if len(positive) != 1 or self.has_boolean(positive[0]) or any(self.has_boolean(n) for n in negated):
+        if not positive or any(self.has_boolean(y) or self.has_unbounded_repeat(y) for y in negated):
             return False
-        return self.has_unbounded_repeat(positive[0]) and not any(self.has_unbounded_repeat(y) for y in negated)
+        if len(positive) == 1 and not self.has_boolean(positive[0]):
+            return self.has_unbounded_repeat(positive[0])
+        whole = positive[0] if len(positive) == 1 else self.both(*positive)
+        try:
+            return self.is_infinite(whole, min(fuel, _INFINITE_FUEL))
+        except RegexTooComplex:
+            return False  # too many states to tell this way: the witness search decides
 
     def is_infinite(self, item: int, fuel: int | None = None) -> bool:
         """Whether ``item`` matches infinitely many strings: some derivative from which a
         match is still reachable lies on a cycle of derivatives. One walk of every derivative
         by byte class (at most ``fuel``, default ``Limits.regex_states``, else
         ``RegexTooComplex``), then the live ones (reaching a nullable one) checked for a cycle
-        by peeling off those with no live successor left. Structural where ``item`` has no
-        ``&``/``¬``: an unbounded repeat of a non-empty language makes it infinite (if ``item``
-        matches anything)."""
+        by peeling off those with no live successor left; what is left after peeling is
+        exactly the infinite nodes of the walk, so the answer is memoised for each of them (a
+        later question about any derivative walked costs a lookup)."""
+        found = self._infinite.get(item)
+        if found is not None:
+            return found
         if fuel is None:
             fuel = active().regex_states
         if item == NOTHING:
@@ -630,6 +643,9 @@ class ExprSet(CountedIntersections):
         while work:
             node = work.pop()
             if node in edges:
+                continue
+            if self._infinite.get(node):
+                edges[node] = {node}  # known infinite: it stands for its part of the graph as a live loop
                 continue
             successors = edges[node] = set()
             for block in self.byte_classes(node):
@@ -643,26 +659,27 @@ class ExprSet(CountedIntersections):
         for node, successors in edges.items():
             for nxt in successors:
                 predecessors[nxt].add(node)
-        live = {node for node in edges if self.nullable[node]}
+        live = {node for node in edges if self.nullable[node] or node in edges[node] and self._infinite.get(node)}
         work = list(live)
         while work:
             for before in predecessors[work.pop()]:
                 if before not in live:
                     live.add(before)
                     work.append(before)
-        # peel live nodes without a live successor; a cycle is what remains
+        # peel live nodes without a live successor; what remains lies on or reaches a cycle
         remaining = {node: len(edges[node] & live) for node in live}
         work = [node for node, count in remaining.items() if count == 0]
-        peeled = 0
         while work:
             node = work.pop()
-            peeled += 1
+            del remaining[node]
             for before in predecessors[node]:
                 if before in remaining:
                     remaining[before] -= 1
                     if remaining[before] == 0:
                         work.append(before)
-        return peeled < len(live)
+        for node in edges:
+            self._infinite[node] = node in remaining
+        return item in remaining
 
     def _plain_member_shortest(self, item: int, fuel: int) -> bytes | None:
         """For ``item = p & ...`` with a plain member ``p`` (no ``&``/``¬``): ``p``'s
@@ -813,6 +830,9 @@ class ExprSet(CountedIntersections):
 #: Nodes one shared set holds before ``shared_exprs`` starts another (about 0.3 KB a node with its
 #: memo entries).
 SHARED_NODES = 1 << 20
+#: Derivatives ``_infinite_less_finite`` may walk to show a positive part infinite before it
+#: leaves the question to the witness search.
+_INFINITE_FUEL = 4096
 _shared: ExprSet | None = None
 _shared_lock = threading.Lock()
 

@@ -24,7 +24,20 @@
    Returns -1 when the walk is done, or the lexer state whose row is missing: the caller builds
    it, writes it into the table (a grown table, and a grown seen, may be passed on the next call)
    and calls again with resume = counts[2]. The walk releases the GIL: it touches no Python
-   object. */
+   object.
+
+   set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])
+
+   nodes:             int32, the trie nodes a walk allowed.
+   node_token_start:  int64, one more than the trie's nodes: the tokens spelled at node j are
+                      node_token_ids[node_token_start[j] : node_token_start[j + 1]] (vocab/trie.py).
+   node_token_ids:    int64 token ids.
+   bits:              uint8 in/out: bit t % 8 of byte t / 8 is set for each such token t.
+   mutation:          tests only: 3 leaves out the last token spelled at each node.
+
+   The mask of a walk in one pass over its nodes, without the GIL (the Python reference gathers
+   the ids with numpy, sets a bool mask and packs it: three passes over arrays as long as the
+   walk and the vocabulary). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -151,11 +164,62 @@ done:
     return result;
 }
 
+static PyObject *set_token_bits(PyObject *self, PyObject *args) {
+    PyObject *o_nodes, *o_start, *o_ids, *o_bits;
+    int mutation = 0;
+    if (!PyArg_ParseTuple(args, "OOOO|i", &o_nodes, &o_start, &o_ids, &o_bits, &mutation))
+        return NULL;
+    held_buffer b_nodes, b_start, b_ids, b_bits;
+    held_buffer *all[] = {&b_nodes, &b_start, &b_ids, &b_bits};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
+    PyObject *result = NULL;
+    if (take(o_nodes, &b_nodes, 4, 0, "nodes") || take(o_start, &b_start, 8, 0, "node_token_start") ||
+        take(o_ids, &b_ids, 8, 0, "node_token_ids") || take(o_bits, &b_bits, 1, 1, "bits"))
+        goto done;
+    {
+        const int32_t *nodes = (const int32_t *)b_nodes.view.buf;
+        const int64_t *start = (const int64_t *)b_start.view.buf;
+        const int64_t *ids = (const int64_t *)b_ids.view.buf;
+        uint8_t *bits = (uint8_t *)b_bits.view.buf;
+        const Py_ssize_t count = b_nodes.view.len / 4;
+        const Py_ssize_t trie_nodes = b_start.view.len / 8 - 1;
+        const int64_t n_ids = (int64_t)(b_ids.view.len / 8);
+        const int64_t width = (int64_t)b_bits.view.len * 8;
+        int bad = 0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < count && !bad; k++) {
+            int32_t node = nodes[k];
+            if (node < 0 || node >= trie_nodes) { bad = 1; break; }
+            int64_t from = start[node], to = start[node + 1];
+            if (from < 0 || to > n_ids || from > to) { bad = 1; break; }
+            if (mutation == 3 && to > from) to--; /* tests only: a token left out */
+            for (int64_t j = from; j < to; j++) {
+                int64_t token = ids[j];
+                if (token < 0 || token >= width) { bad = 1; break; }
+                bits[token >> 3] |= (uint8_t)(1u << (token & 7));
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (bad) {
+            PyErr_SetString(PyExc_ValueError, "set_token_bits: a node or token id is outside its table");
+            goto done;
+        }
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+done:
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) release(all[k]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
      "[, mutation])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else the state whose row is missing."},
+    {"set_token_bits", set_token_bits, METH_VARARGS,
+     "set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])\n"
+     "Set the bit of every token spelled at the given trie nodes (masking/walk.py)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", "Trie walks in C (masking/walk.py).", -1,

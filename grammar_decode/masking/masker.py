@@ -36,9 +36,9 @@ from ..vocab import TokenTrie
 from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
-from .bitmask import bitmask_words, pack_mask
+from .bitmask import bitmask_words
 from .slices import plain_run, plain_successor, string_slice
-from .walk import Boundary, boundary_walk, lexeme_walk
+from .walk import Boundary, boundary_walk, lexeme_walk, token_bits
 
 _UNKNOWN = object()
 
@@ -129,17 +129,15 @@ class Masker:
         if part is not None:
             return part
         lexer = self.recognizer.lexer
-        mask = np.zeros(self.size, dtype=bool)
         run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
         trie = self.slice.rest if run is not None else self.trie
         nodes, boundaries, reached = lexeme_walk(lexer, trie, lex)
-        mask[trie.tokens_at(nodes)] = True
+        bits = token_bits(trie, nodes, self.size)
         if run is not None:
             count, states = run
             if count:
-                mask |= self.slice.up_to(count)
+                bits |= self.slice.packed_up_to(count)
             reached.update(states)
-        bits = pack_mask(mask).view(np.uint8)
         bits.flags.writeable = False
         part = LexemePart(bits, trie, boundaries, frozenset(reached))
         self._lexeme_parts.put(lex, part, bits.nbytes + 64 * (len(boundaries) + len(reached)))

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..engine.lexer import DEAD, Lexer
 from ..vocab import TokenTrie, Vocabulary
+from .bitmask import pack_mask
 
 #: Most (lexer state, UTF-8 position) pairs explored before giving up (the slice then does not
 #: apply and the whole trie is walked: slower, never wrong).
@@ -72,6 +73,7 @@ class StringSlice:
         self.chars = chars
         self.longest = int(chars.max(initial=0))
         self._up_to: dict[int, np.ndarray] = {}
+        self._packed_up_to: dict[int, np.ndarray] = {}
 
     def up_to(self, count: int) -> np.ndarray:
         """The plain tokens of at most ``count`` characters (read-only; cached per count). O(V)
@@ -82,6 +84,17 @@ class StringSlice:
             found = self.plain & (self.chars <= count) if count < self.longest else self.plain
             found.flags.writeable = False
             self._up_to[count] = found
+        return found
+
+    def packed_up_to(self, count: int) -> np.ndarray:
+        """``up_to(count)`` packed as ``masking.bitmask`` packs masks, as uint8 (read-only;
+        cached per count: at most ``longest`` of them, V / 8 bytes each)."""
+        count = min(count, self.longest)
+        found = self._packed_up_to.get(count)
+        if found is None:
+            found = pack_mask(self.up_to(count)).view(np.uint8)
+            found.flags.writeable = False
+            self._packed_up_to[count] = found
         return found
 
 

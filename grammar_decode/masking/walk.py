@@ -36,6 +36,7 @@ from ..engine.lexer import DEAD, Lexer
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer
 from ..vocab import TokenTrie
+from .bitmask import bitmask_words, pack_mask
 
 try:
     from . import _walk
@@ -49,7 +50,8 @@ Boundary = tuple[int, int]
 
 #: Whether lexeme walks use the compiled kernel (``GRAMMAR_DECODE_WALK=python``: never).
 COMPILED = _walk is not None and os.environ.get("GRAMMAR_DECODE_WALK", "") != "python"
-#: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost).
+#: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost;
+#: 3: the last token of each node left out of the bits).
 _MUTATION = 0
 
 
@@ -62,6 +64,25 @@ def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple["list[int] | n
         if found is not None:
             return found
     return python_lexeme_walk(lexer, trie, lex)
+
+
+def token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: int) -> np.ndarray:
+    """The mask of the tokens spelled exactly at ``nodes``, packed as ``masking.bitmask`` packs
+    masks, as a new writable uint8 array of ``4 * bitmask_words(size)`` bytes: by the C kernel
+    in one pass over the nodes where it is built and selected, else ``python_token_bits``."""
+    if COMPILED:
+        bits = np.zeros(4 * bitmask_words(size), dtype=np.uint8)
+        _walk.set_token_bits(np.asarray(nodes, dtype=np.int32), trie.node_token_start, trie.node_token_ids, bits,
+                             _MUTATION)
+        return bits
+    return python_token_bits(trie, nodes, size)
+
+
+def python_token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: int) -> np.ndarray:
+    """``token_bits`` with numpy: the ids gathered, a bool mask set, then packed (the reference)."""
+    mask = np.zeros(size, dtype=bool)
+    mask[trie.tokens_at(nodes)] = True
+    return pack_mask(mask).view(np.uint8).copy()
 
 
 class _Scratch(threading.local):

@@ -264,3 +264,102 @@ def test_a_broken_counting_is_caught_by_the_reference(monkeypatch: pytest.Monkey
     letter = exprs.byteset(byte_range(ord("a"), ord("z")))
     item = exprs.both(exprs.concat(exprs.star(letter), exprs.literal(b"x")), exprs.repeat(letter, 3, None))
     assert exprs._counted_min(item, 20_000) != len(exprs._search_nullable(item, 20_000))  # type: ignore[arg-type]
+
+
+def _derivatives(exprs: ExprSet, item: int, depth: int) -> list[int]:
+    """``item`` and its derivatives by every string over a, b, c, d of at most ``depth`` bytes."""
+    found, frontier = [item], [item]
+    for _ in range(depth):
+        frontier = [exprs.derivative(node, byte) for node in frontier for byte in b"abcd"]
+        found.extend(frontier)
+    return found
+
+
+@given(_TREES, _TREES, st.booleans())
+def test_infinite_answers_memoised_along_a_walk_equal_a_fresh_walk(left: object, right: object,
+                                                                  negated: bool) -> None:
+    """``is_infinite`` memoises every derivative its walk reached; asked later about any of
+    them, the answer equals a walk from that derivative in a store that knows nothing."""
+    exprs = ExprSet()
+    other = _small_regex(exprs, right)
+    item = exprs.both(_small_regex(exprs, left), exprs.negate(other) if negated else other)
+    exprs.is_infinite(item)
+    for node in _derivatives(exprs, item, 3):
+        fresh = ExprSet()
+        copy = fresh.both(_small_regex(fresh, left), fresh.negate(_small_regex(fresh, right)) if negated
+                          else _small_regex(fresh, right))
+        text = next((w for w in _strings_to(exprs, item, node)), None)
+        assert text is not None
+        assert exprs.is_infinite(node) == fresh.is_infinite(fresh.derive_bytes(copy, text))
+
+
+def _strings_to(exprs: ExprSet, item: int, node: int) -> list[bytes]:
+    """The strings of at most three bytes over a, b, c, d whose derivative of ``item`` is ``node``."""
+    found, frontier = [], [(item, b"")]
+    for _ in range(4):
+        found.extend(text for state, text in frontier if state == node)
+        frontier = [(exprs.derivative(state, byte), text + bytes((byte,))) for state, text in frontier
+                    for byte in b"abcd"]
+    return found
+
+
+@given(_TREES, _TREES, st.lists(st.binary(min_size=0, max_size=4).map(lambda b: bytes(x % 4 + 97 for x in b)),
+                                min_size=1, max_size=4))
+def test_an_infinite_language_less_finitely_many_strings_agrees_with_the_search(
+        left: object, right: object, taken: list[bytes]) -> None:
+    """``x & y & ¬(w1|w2...)`` (an item of a ``uniqueItems`` array less the values written):
+    emptiness decided without a search where ``x & y`` is infinite equals the breadth-first
+    search (the reference) at the item and at its derivatives."""
+    exprs = ExprSet()
+    positive = exprs.both(_small_regex(exprs, left), exprs.negate(_small_regex(exprs, right)))
+    item = exprs.difference(positive, exprs.alt(*(exprs.literal(w) for w in taken)))
+    for node in _derivatives(exprs, item, 2):
+        reference = ExprSet()
+        copy = reference.difference(
+            reference.both(_small_regex(reference, left), reference.negate(_small_regex(reference, right))),
+            reference.alt(*(reference.literal(w) for w in taken)))
+        text = _strings_to(exprs, item, node)[0]
+        expected = reference._search_nullable(reference.derive_bytes(copy, text), 20_000) is None
+        assert exprs.is_empty(node) is expected
+
+
+def test_values_taken_out_of_a_pattern_string_need_no_witness_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string with a pattern, less the values already written, is shown non-empty by its
+    positive part being infinite (memoised over its derivatives), not by a search per state;
+    a finite positive part is left to the other analyses, which find it empty."""
+    exprs = ExprSet()
+    ab = exprs.byteset(byte_mask(b"ab"))
+    has_b = exprs.concat(exprs.star(ab), exprs.literal(b"b"), exprs.star(ab))
+    string = exprs.both(exprs.plus(ab), has_b)
+    taken = exprs.alt(exprs.literal(b"b"), exprs.literal(b"ab"), exprs.literal(b"bb"))
+    item = exprs.difference(string, taken)
+    searched: list[int] = []
+    original = ExprSet._has_witness
+
+    def counting(self: ExprSet, node: int, fuel: int) -> bool:
+        searched.append(node)
+        return original(self, node, fuel)
+
+    monkeypatch.setattr(ExprSet, "_has_witness", counting)
+    for text in (b"", b"a", b"ab", b"abab", b"bbb"):
+        assert not exprs.is_empty(exprs.derive_bytes(item, text)), text
+    assert searched == []
+    finite = exprs.difference(exprs.both(exprs.repeat(ab, 1, 2), has_b), exprs.alt(taken, exprs.literal(b"ba")))
+    assert exprs.is_empty(finite)
+
+
+def test_a_broken_infinite_shortcut_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answering "infinite" for a finite positive part makes an empty difference look
+    non-empty: the agreement with the search fails."""
+
+    def item_of(exprs: ExprSet) -> int:
+        ab = exprs.byteset(byte_mask(b"ab"))
+        has_b = exprs.concat(exprs.star(ab), exprs.literal(b"b"), exprs.star(ab))
+        taken = exprs.alt(*(exprs.literal(w) for w in (b"b", b"ab", b"ba", b"bb")))
+        return exprs.difference(exprs.both(exprs.repeat(ab, 1, 2), has_b), taken)
+
+    exprs = ExprSet()
+    assert exprs.is_empty(item_of(exprs)) and exprs._search_nullable(item_of(exprs), 100) is None
+    monkeypatch.setattr(ExprSet, "is_infinite", lambda self, node, fuel=None: True)
+    broken = ExprSet()
+    assert not broken.is_empty(item_of(broken)) and broken._search_nullable(item_of(broken), 100) is None

@@ -96,6 +96,34 @@ def test_a_broken_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.Monk
         _compare(grammar, gpt2, json.dumps(DOCUMENTS[0][1]).encode())
 
 
+def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes) -> int:
+    """How many walks' token bits the kernel and the numpy reference agree on (asserting they do),
+    over the whole trie and over the trie of the tokens outside the plain-text slice."""
+    from grammar_decode.masking.slices import string_slice
+
+    lexer, compared = grammar.recognizer.lexer, 0
+    for trie in (vocab.trie, string_slice(vocab).rest):
+        for lex in _lexer_states(grammar, text):
+            nodes, _bounds, _reached = walk.python_lexeme_walk(lexer, trie, lex)
+            fast = walk.token_bits(trie, np.array(nodes, dtype=np.int32), len(vocab))
+            slow = walk.python_token_bits(trie, nodes, len(vocab))
+            assert fast.dtype == slow.dtype == np.uint8 and np.array_equal(fast, slow), lex
+            compared += bool(nodes)
+    return compared
+
+
+@pytest.mark.parametrize("schema,document", DOCUMENTS[:4])
+def test_token_bits_equal_the_numpy_reference(gpt2: gd.Vocabulary, schema: dict, document: object) -> None:
+    assert _compare_bits(gd.compile_json_schema(schema), gpt2, json.dumps(document).encode()) > 0
+
+
+def test_a_kernel_leaving_out_tokens_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """3: the last token spelled at each node is left out of the bits."""
+    monkeypatch.setattr(walk, "_MUTATION", 3)
+    with pytest.raises(AssertionError):
+        _compare_bits(gd.compile_json_schema(PERSON), gpt2, json.dumps(DOCUMENTS[0][1]).encode())
+
+
 def test_bad_buffers_are_refused() -> None:
     byte = np.zeros(3, dtype=np.uint8)
     depth = np.array([0, 1, 1], dtype=np.int32)
@@ -113,3 +141,12 @@ def test_bad_buffers_are_refused() -> None:
                                np.empty(3, np.int32), np.empty(6, np.int32), counts, seen, np.empty(3, np.int32))
     assert walk._walk.walk_lexeme(byte, depth, end, table, accepts, 0, 1, stack, np.empty(3, np.int32),
                                   np.empty(6, np.int32), counts, seen, np.empty(3, np.int32)) == -1
+    start = np.array([0, 1, 2, 3], dtype=np.int64)
+    ids = np.array([0, 9, 1], dtype=np.int64)
+    with pytest.raises(ValueError):  # a token past the bits
+        walk._walk.set_token_bits(np.array([1], dtype=np.int32), start, ids, np.zeros(1, dtype=np.uint8))
+    with pytest.raises(ValueError):  # a node past the trie
+        walk._walk.set_token_bits(np.array([3], dtype=np.int32), start, ids, np.zeros(2, dtype=np.uint8))
+    bits = np.zeros(2, dtype=np.uint8)
+    walk._walk.set_token_bits(np.array([1, 2], dtype=np.int32), start, ids, bits)
+    assert bits.tolist() == [2, 2]  # tokens 1 and 9

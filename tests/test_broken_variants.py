@@ -144,12 +144,18 @@ def cache_key_missing_a_field(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def counting_slice_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Inside a counted string, plain tokens one character longer than the room left pass."""
-    original = StringSlice.up_to
+    # both forms, each cached per count on the vocabulary's shared slice: a patch of the bool form
+    # alone is never reached once the packed form of that count is cached
+    original, original_packed = StringSlice.up_to, StringSlice.packed_up_to
 
     def up_to(self: StringSlice, count: int):  # type: ignore[no-untyped-def]
         return original(self, count + 1)
 
+    def packed_up_to(self: StringSlice, count: int):  # type: ignore[no-untyped-def]
+        return original_packed(self, count + 1)
+
     monkeypatch.setattr(StringSlice, "up_to", up_to)
+    monkeypatch.setattr(StringSlice, "packed_up_to", packed_up_to)
 
 
 def unique_items_not_replayed(monkeypatch: pytest.MonkeyPatch) -> None:

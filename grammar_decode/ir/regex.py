@@ -617,6 +617,10 @@ class ExprSet(CountedIntersections):
             return False
         if len(positive) == 1 and not self.has_boolean(positive[0]):
             return self.has_unbounded_repeat(positive[0])
+        if any((c := self._counter_of(m)) is not None and (c[2] > 0 or c[3] is not None) for m in positive):
+            # a count (a length beside a pattern): counting answers it whatever the bound, while
+            # a walk would derive every value of the count, and again at each count the lexer reads
+            return False
         whole = positive[0] if len(positive) == 1 else self.both(*positive)
         try:
             return self.is_infinite(whole, min(fuel, _INFINITE_FUEL))

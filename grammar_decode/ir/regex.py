@@ -74,7 +74,8 @@ class ExprSet(CountedIntersections):
         self._min: dict[int, int | None] = {}
         self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
-        self._infinite: dict[int, bool] = {}  # is_infinite, for every node its walks reached
+        self._infinite: dict[int, bool] = {}
+        self._finite: dict[int, bool] = {}  # is_bounded  # is_infinite, for every node its walks reached
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
@@ -537,6 +538,29 @@ class ExprSet(CountedIntersections):
         self._empty[item] = empty
         return empty
 
+    def is_bounded(self, item: int) -> bool:
+        """Whether ``item``'s structure alone shows its language finite: no repeat without an upper
+        bound outside an intersection that has a finite member, and no complement. Sound, not
+        complete (False says nothing). Memoised per node."""
+        found = self._finite.get(item)
+        if found is not None:
+            return found
+        kind = self.kind[item]
+        args = self.args[item]
+        if kind in (NOTHING_KIND, EPSILON_KIND, BYTES_KIND, LITERAL_KIND):
+            result = True
+        elif kind == NOT_KIND:
+            result = False
+        elif kind == AND_KIND:
+            result = any(self.is_bounded(m) for m in args)  # type: ignore[union-attr]
+        elif kind in (CONCAT_KIND, OR_KIND):
+            result = all(self.is_bounded(m) for m in args)  # type: ignore[union-attr]
+        else:  # REPEAT
+            inner, _lo, hi = args  # type: ignore[misc]
+            result = hi is not None and self.is_bounded(inner)
+        self._finite[item] = result
+        return result
+
     def _lower_bound(self, item: int) -> int | None:
         """A lower bound on the length of ``item``'s strings, from its structure alone (``¬x``
         counts 0, ``x & y`` the larger bound); None where the structure shows no string at all.
@@ -617,6 +641,8 @@ class ExprSet(CountedIntersections):
             return False
         if len(positive) == 1 and not self.has_boolean(positive[0]):
             return self.has_unbounded_repeat(positive[0])
+        if any(self.is_bounded(m) for m in positive):
+            return False  # a finite member (a format with a length cap): a walk could only prove it finite
         if any((c := self._counter_of(m)) is not None and (c[2] > 0 or c[3] is not None) for m in positive):
             # a count (a length beside a pattern): counting answers it whatever the bound, while
             # a walk would derive every value of the count, and again at each count the lexer reads

@@ -75,7 +75,9 @@ class ExprSet(CountedIntersections):
         self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
         self._infinite: dict[int, bool] = {}
-        self._finite: dict[int, bool] = {}  # is_bounded  # is_infinite, for every node its walks reached
+        self._finite: dict[int, bool] = {}  # is_bounded
+        self._structural: dict[int, int | None] = {}  # _structural_min, for nodes without &/¬
+        self._infinite_untold: set[int] = set()  # where is_infinite ran out of states  # is_infinite, for every node its walks reached
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
@@ -572,7 +574,7 @@ class ExprSet(CountedIntersections):
         args = self.args[item]
         result: int | None
         if not self.has_boolean(item):
-            result = self._structural_min(item, {})
+            result = self._structural_min(item, self._structural)
         elif kind == NOT_KIND:
             result = 0
         elif kind == AND_KIND:
@@ -648,9 +650,12 @@ class ExprSet(CountedIntersections):
             # a walk would derive every value of the count, and again at each count the lexer reads
             return False
         whole = positive[0] if len(positive) == 1 else self.both(*positive)
+        if whole in self._infinite_untold:
+            return False
         try:
             return self.is_infinite(whole, min(fuel, _INFINITE_FUEL))
         except RegexTooComplex:
+            self._infinite_untold.add(whole)  # not walked again: that would run out of states again
             return False  # too many states to tell this way: the witness search decides
 
     def is_infinite(self, item: int, fuel: int | None = None) -> bool:
@@ -762,7 +767,7 @@ class ExprSet(CountedIntersections):
         if self.nullable[item]:
             result = 0  # the empty string: no search (a search over ``x* & ¬(...)`` can be long)
         elif not self.has_boolean(item):
-            result = self._structural_min(item, {})
+            result = self._structural_min(item, self._structural)
         elif kind == CONCAT_KIND:
             total: int | None = 0
             for member in args:  # type: ignore[union-attr]
@@ -790,6 +795,8 @@ class ExprSet(CountedIntersections):
         return result
 
     def _structural_min(self, item: int, memo: dict[int, int | None]) -> int | None:
+        """The shortest length of ``item`` (no ``&``/``¬`` in it) from its structure; None where it
+        matches nothing. ``memo`` is the set's own (``_structural``): nodes never change meaning."""
         if item in memo:
             return memo[item]
         kind = self.kind[item]

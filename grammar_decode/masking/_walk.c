@@ -37,7 +37,43 @@
 
    The mask of a walk in one pass over its nodes, without the GIL (the Python reference gathers
    the ids with numpy, sets a bool mask and packs it: three passes over arrays as long as the
-   walk and the vocabulary). */
+   walk and the vocabulary).
+
+   walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached,
+                   memo, ctl[, mutation])
+
+   The boundary walk of masking/walk.py: the subtrees below the boundaries a lexeme walk met, where
+   the lexeme read so far ends, the parse scans it and the lexer restarts on what the parse expects
+   next. Parse states are Python objects; here they are numbered (0: the parse the walk starts
+   from) and the walk asks the caller for each restart it does not know yet.
+
+   tops, befores:     int32, the boundaries: trie node, lexer state before that node's byte.
+   lex_stack, parse_stack: int32, max_depth + 1 entries each, kept by the caller between calls.
+   nodes:             int32 out: the allowed nodes, in walk order (room for every node of the
+                      boundaries' subtrees, which are disjoint).
+   reached:           int32, 2 per slot, a power-of-two number of slots, all -3 at first: the pairs
+                      (lexer state, parse number) the allowed nodes lead to, each once.
+   memo:              int32, 4 per slot, likewise: the restarts known, (lexer state, parse) ->
+                      (parse after the scan, or -1; the lexer state that begins the next lexeme,
+                      DEAD where none).
+   ctl:               int64[13] in/out: [0] nodes written, [1] pairs in reached, [2] the node to
+                      resume at, [3] the boundary being walked, [4] 1 once that boundary's restart
+                      is taken, [5]-[6] out: the restart asked for (lexer state, parse), [7]-[8] in:
+                      its answer (parse after, next lexer state) on the call after one that asked,
+                      [9] 1 when [7]-[8] hold an answer, [10] the slots of memo, [11] the slots of
+                      reached, [12] the restarts in memo.
+   mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
+                      of the one after its scan; 5 drops the subtrees of boundaries inside a token.
+
+   Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo, -4
+   when reached is half full (pass one twice the size, filled by rehash_pairs, its slots in ctl);
+   else the lexer state whose row is missing (build it, pass the grown table). Except when done,
+   call again: the walk goes on from the node it stopped at. The walk releases the GIL.
+
+   rehash_pairs(old, new, width)
+
+   The entries of an open-addressing table of walk_boundaries (memo: width 4; reached: width 2)
+   put into a larger one (new: all -3, a power-of-two number of slots). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -212,11 +248,219 @@ done:
     return result;
 }
 
+
+#define MEMO_EMPTY (-3)
+
+static inline uint32_t pair_hash(int32_t a, int32_t b) {
+    uint32_t h = (uint32_t)a * 0x9E3779B1u ^ ((uint32_t)b + 0x7F4A7C15u) * 0x85EBCA77u;
+    return h ^ (h >> 15);
+}
+
+/* The slot of (a, b) in a table of `slots` (a power of two) entries of `width` int32, keyed by
+   the first two; the empty slot where it would go when absent. -1 when the table is full. */
+static inline int64_t find_slot(const int32_t *table, int64_t slots, int width, int32_t a, int32_t b) {
+    uint32_t h = pair_hash(a, b);
+    for (int64_t probe = 0; probe < slots; probe++) {
+        int64_t slot = (int64_t)((h + (uint32_t)probe) & (uint32_t)(slots - 1));
+        const int32_t *entry = table + slot * width;
+        if (entry[0] == MEMO_EMPTY || (entry[0] == a && entry[1] == b)) return slot;
+    }
+    return -1;
+}
+
+static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
+    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_tops, *o_befores, *o_lex, *o_parse, *o_nodes,
+        *o_reached, *o_memo, *o_ctl;
+    int mutation = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops, &o_befores,
+                          &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation))
+        return NULL;
+    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_tops, b_befores, b_lex, b_parse, b_nodes, b_reached, b_memo,
+        b_ctl;
+    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_tops, &b_befores, &b_lex, &b_parse,
+                          &b_nodes, &b_reached, &b_memo, &b_ctl};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
+    PyObject *result = NULL;
+    if (take(o_byte, &b_byte, 1, 0, "byte") || take(o_depth, &b_depth, 4, 0, "depth") ||
+        take(o_end, &b_end, 4, 0, "end") || take(o_table, &b_table, 4, 0, "table") ||
+        take(o_acc, &b_acc, 1, 0, "accepting") || take(o_tops, &b_tops, 4, 0, "tops") ||
+        take(o_befores, &b_befores, 4, 0, "befores") || take(o_lex, &b_lex, 4, 1, "lex_stack") ||
+        take(o_parse, &b_parse, 4, 1, "parse_stack") || take(o_nodes, &b_nodes, 4, 1, "nodes") ||
+        take(o_reached, &b_reached, 4, 1, "reached") || take(o_memo, &b_memo, 4, 1, "memo") ||
+        take(o_ctl, &b_ctl, 8, 1, "ctl"))
+        goto done;
+    {
+        const uint8_t *byte_at = (const uint8_t *)b_byte.view.buf;
+        const int32_t *depth_at = (const int32_t *)b_depth.view.buf;
+        const int32_t *end_at = (const int32_t *)b_end.view.buf;
+        const int32_t *table = (const int32_t *)b_table.view.buf;
+        const uint8_t *accepting = (const uint8_t *)b_acc.view.buf;
+        const int32_t *tops = (const int32_t *)b_tops.view.buf;
+        const int32_t *befores = (const int32_t *)b_befores.view.buf;
+        int32_t *lex_stack = (int32_t *)b_lex.view.buf;
+        int32_t *parse_stack = (int32_t *)b_parse.view.buf;
+        int32_t *nodes = (int32_t *)b_nodes.view.buf;
+        int32_t *reached = (int32_t *)b_reached.view.buf;
+        int32_t *memo = (int32_t *)b_memo.view.buf;
+        int64_t *ctl = (int64_t *)b_ctl.view.buf;
+        const Py_ssize_t n = b_byte.view.len;
+        const Py_ssize_t states = b_table.view.len / (256 * 4);
+        const Py_ssize_t accepting_len = b_acc.view.len;
+        const Py_ssize_t stack_len = b_lex.view.len / 4;
+        const Py_ssize_t n_tops = b_tops.view.len / 4;
+        const Py_ssize_t node_room = b_nodes.view.len / 4;
+        if (b_depth.view.len != 4 * n || b_end.view.len != 4 * n || b_befores.view.len != b_tops.view.len ||
+            b_parse.view.len != b_lex.view.len || b_ctl.view.len < 8 * 13) {
+            PyErr_SetString(PyExc_ValueError, "walk_boundaries: buffers of mismatched sizes");
+            goto done;
+        }
+        const int64_t memo_slots = ctl[10], reached_slots = ctl[11];
+        if (memo_slots < 1 || (memo_slots & (memo_slots - 1)) || b_memo.view.len < 16 * memo_slots ||
+            reached_slots < 1 || (reached_slots & (reached_slots - 1)) || b_reached.view.len < 8 * reached_slots) {
+            PyErr_SetString(PyExc_ValueError, "walk_boundaries: memo or reached of a wrong size");
+            goto done;
+        }
+        int64_t n_nodes = ctl[0], n_reached = ctl[1], i = ctl[2], k = ctl[3], n_memo = ctl[12];
+        int started = (int)ctl[4];
+        long status = -1;
+        int bad = 0; /* 1: out of range; 2: a table full */
+        if (ctl[9]) { /* the answer to the restart asked for last */
+            int64_t slot = find_slot(memo, memo_slots, 4, (int32_t)ctl[5], (int32_t)ctl[6]);
+            if (slot < 0) bad = 2;
+            else {
+                int32_t *entry = memo + 4 * slot;
+                if (entry[0] == MEMO_EMPTY) n_memo++;
+                entry[0] = (int32_t)ctl[5]; entry[1] = (int32_t)ctl[6];
+                entry[2] = (int32_t)ctl[7]; entry[3] = (int32_t)ctl[8];
+            }
+            ctl[9] = 0;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        for (; k < n_tops && !bad; k++) {
+            /* room for the next entries first: a table never more than half full */
+            if (2 * (n_memo + 1) > memo_slots) { status = -3; break; }
+            if (2 * (n_reached + 1) > reached_slots) { status = -4; break; }
+            int32_t top = tops[k];
+            if (top < 1 || top >= n) { bad = 1; break; }
+            if (!started) {
+                int32_t before = befores[k];
+                int64_t slot = find_slot(memo, memo_slots, 4, before, 0);
+                if (slot < 0) { bad = 2; break; }
+                if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = before; ctl[6] = 0; break; }
+                int32_t after = memo[4 * slot + 2], fresh = memo[4 * slot + 3];
+                if (fresh == DEAD) continue;
+                int32_t base = depth_at[top] - 1;
+                if (base < 0 || base >= stack_len) { bad = 1; break; }
+                lex_stack[base] = fresh;
+                parse_stack[base] = after;
+                i = top;
+                started = 1;
+            }
+            int32_t stop = end_at[top];
+            while (i < stop) {
+                int32_t d = depth_at[i];
+                if (d < 1 || d >= stack_len) { bad = 1; break; }
+                int32_t lex = lex_stack[d - 1], current = parse_stack[d - 1];
+                if (lex < 0 || lex >= states || lex >= accepting_len) { bad = 1; break; }
+                uint8_t b = byte_at[i];
+                int32_t nxt = table[(Py_ssize_t)lex * 256 + b];
+                if (nxt == UNBUILT) { status = lex; break; }
+                if (nxt == DEAD) {
+                    /* another boundary inside the token, where a lexeme matches */
+                    if (!(accepting[lex] & 1)) { i = end_at[i]; continue; }
+                    int64_t slot = find_slot(memo, memo_slots, 4, lex, current);
+                    if (slot < 0) { bad = 2; break; }
+                    if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = lex; ctl[6] = current; break; }
+                    int32_t scanned = memo[4 * slot + 2], restart = memo[4 * slot + 3];
+                    if (restart == DEAD || mutation == 5) { i = end_at[i]; continue; }
+                    if (restart < 0 || restart >= states) { bad = 1; break; }
+                    nxt = table[(Py_ssize_t)restart * 256 + b];
+                    if (nxt == UNBUILT) { status = restart; break; }
+                    if (nxt == DEAD) { i = end_at[i]; continue; }
+                    if (mutation != 4) current = scanned;
+                }
+                if (nxt < 0 || n_nodes >= node_room) { bad = 1; break; }
+                if (2 * (n_memo + 1) > memo_slots) { status = -3; break; }
+                if (2 * (n_reached + 1) > reached_slots) { status = -4; break; }
+                lex_stack[d] = nxt;
+                parse_stack[d] = current;
+                nodes[n_nodes++] = (int32_t)i;
+                int64_t slot = find_slot(reached, reached_slots, 2, nxt, current);
+                if (slot < 0) { bad = 2; break; }
+                if (reached[2 * slot] == MEMO_EMPTY) {
+                    reached[2 * slot] = nxt;
+                    reached[2 * slot + 1] = current;
+                    n_reached++;
+                }
+                i++;
+            }
+            if (bad || status != -1) break;
+            started = 0;
+        }
+        Py_END_ALLOW_THREADS
+        if (bad) {
+            PyErr_SetString(PyExc_ValueError, bad == 2 ? "walk_boundaries: memo or reached is full"
+                                                       : "walk_boundaries: a node, depth or state is out of range");
+            goto done;
+        }
+        ctl[0] = n_nodes; ctl[1] = n_reached; ctl[2] = i; ctl[3] = k; ctl[4] = started; ctl[12] = n_memo;
+        result = PyLong_FromLong(status);
+    }
+done:
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) release(all[k]);
+    return result;
+}
+
+static PyObject *rehash_pairs(PyObject *self, PyObject *args) {
+    PyObject *o_old, *o_new;
+    int width;
+    if (!PyArg_ParseTuple(args, "OOi", &o_old, &o_new, &width)) return NULL;
+    if (width != 2 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "rehash_pairs: width 2 or 4");
+        return NULL;
+    }
+    held_buffer b_old, b_new;
+    b_old.held = b_new.held = 0;
+    PyObject *result = NULL;
+    if (take(o_old, &b_old, 4, 0, "old") || take(o_new, &b_new, 4, 1, "new")) goto done;
+    {
+        const int32_t *old = (const int32_t *)b_old.view.buf;
+        int32_t *new_table = (int32_t *)b_new.view.buf;
+        int64_t old_slots = b_old.view.len / (4 * width), new_slots = b_new.view.len / (4 * width);
+        if (new_slots < 1 || (new_slots & (new_slots - 1)) || new_slots < old_slots) {
+            PyErr_SetString(PyExc_ValueError, "rehash_pairs: the new table is not a larger power of two");
+            goto done;
+        }
+        for (int64_t s = 0; s < old_slots; s++) {
+            const int32_t *entry = old + s * width;
+            if (entry[0] == MEMO_EMPTY) continue;
+            int64_t slot = find_slot(new_table, new_slots, width, entry[0], entry[1]);
+            if (slot < 0) {
+                PyErr_SetString(PyExc_ValueError, "rehash_pairs: the new table is full");
+                goto done;
+            }
+            for (int w = 0; w < width; w++) new_table[slot * width + w] = entry[w];
+        }
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+done:
+    release(&b_old);
+    release(&b_new);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
      "[, mutation])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else the state whose row is missing."},
+    {"walk_boundaries", walk_boundaries, METH_VARARGS,
+     "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
+     "ctl[, mutation])\n"
+     "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a missing row."},
+    {"rehash_pairs", rehash_pairs, METH_VARARGS,
+     "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},
     {"set_token_bits", set_token_bits, METH_VARARGS,
      "set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])\n"
      "Set the bit of every token spelled at the given trie nodes (masking/walk.py)."},

@@ -161,10 +161,88 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[in
     return nodes, boundaries, reached
 
 
-def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary],
-                  parse: ParseState) -> tuple[list[int], set[tuple[int, ParseState]]]:
+def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary], parse: ParseState
+                  ) -> tuple["list[int] | np.ndarray", set[tuple[int, ParseState]]]:
     """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
-    from ``parse``, and the (lexer, parse) states those nodes lead to."""
+    from ``parse`` (in trie order), and the (lexer, parse) states those nodes lead to: compiled
+    where it can run, else ``python_boundary_walk``; both give the same."""
+    if COMPILED and boundaries:
+        found = compiled_boundary_walk(recognizer, trie, boundaries, parse)
+        if found is not None:
+            return found
+    return python_boundary_walk(recognizer, trie, boundaries, parse)
+
+
+#: The kernel's tables (``walk_boundaries``): an empty slot, and the slots they start with.
+_EMPTY = -3
+_FIRST_SLOTS = 64
+
+
+def _doubled(table: np.ndarray, width: int) -> np.ndarray:
+    grown = np.full(2 * len(table), _EMPTY, dtype=np.int32)
+    _walk.rehash_pairs(table, grown, width)
+    return grown
+
+
+def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary], parse: ParseState
+                           ) -> tuple[np.ndarray, set[tuple[int, ParseState]]] | None:
+    """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
+    each restart asked of the recognizer once per walk, as the Python walk does. None where a
+    state's row is made one byte at a time (guarded pairs), and the caller walks in Python."""
+    lexer = recognizer.lexer
+    byte_at, depth_at, end_at = trie.arrays()
+    pairs = np.array(boundaries, dtype=np.int32).reshape(-1, 2)
+    tops, befores = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    # the boundaries' subtrees are disjoint (the lexeme walk skips below each): room for them all
+    room = int((end_at[tops].astype(np.int64) - tops).sum())
+    nodes = np.empty(room, dtype=np.int32)
+    # open-addressing tables, grown by doubling when half full (few restarts and states recur)
+    memo = np.full(4 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
+    reached = np.full(2 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
+    lex_stack = np.full(trie.max_depth + 1, DEAD, dtype=np.int32)
+    parse_stack = np.full(trie.max_depth + 1, -1, dtype=np.int32)
+    ctl = np.zeros(13, dtype=np.int64)
+    ctl[10] = ctl[11] = _FIRST_SLOTS
+    parses: list[ParseState] = [parse]
+    numbers: dict[ParseState, int] = {parse: 0}
+    table, accepts = lexer.dense()
+    while True:
+        status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, tops, befores, lex_stack,
+                                       parse_stack, nodes, reached, memo, ctl, _MUTATION)
+        if status == -1:
+            break
+        if status == -2:
+            after, fresh = recognizer.restart(int(ctl[5]), parses[int(ctl[6])])
+            if after is None:
+                ctl[7] = -1
+            else:
+                number = numbers.get(after)
+                if number is None:
+                    number = numbers[after] = len(parses)
+                    parses.append(after)
+                ctl[7] = number
+            ctl[8] = fresh
+            ctl[9] = 1
+        elif status == -3:
+            memo = _doubled(memo, 4)
+            ctl[10] = len(memo) // 4
+            continue
+        elif status == -4:
+            reached = _doubled(reached, 2)
+            ctl[11] = len(reached) // 2
+            continue
+        elif not lexer.dense_row(status):
+            return None
+        table, accepts = lexer.dense()
+    found = reached.reshape(-1, 2)
+    found = found[found[:, 0] != _EMPTY].tolist()
+    return nodes[:int(ctl[0])], {(lex, parses[number]) for lex, number in found}
+
+
+def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary],
+                         parse: ParseState) -> tuple[list[int], set[tuple[int, ParseState]]]:
+    """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
+    from ``parse``, and the (lexer, parse) states those nodes lead to (the reference)."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
     rows, build_row, step, accepting = lexer.rows, lexer.row, lexer.step, lexer.matches

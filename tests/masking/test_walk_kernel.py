@@ -1,6 +1,7 @@
-"""The compiled lexeme walk (``masking/_walk.c``) against the Python walk, bit for bit: every
-lexer state met along real documents, on real vocabularies, and a deliberately broken kernel is
-caught by the same comparison."""
+"""The compiled walks (``masking/_walk.c``) against the Python walks, bit for bit: every lexer
+state met along real documents for the lexeme walk, every (lexer state, parse) with boundaries for
+the boundary walk, on real vocabularies; deliberately broken kernels are caught by the same
+comparisons."""
 
 from __future__ import annotations
 
@@ -150,3 +151,87 @@ def test_bad_buffers_are_refused() -> None:
     bits = np.zeros(2, dtype=np.uint8)
     walk._walk.set_token_bits(np.array([1, 2], dtype=np.int32), start, ids, bits)
     assert bits.tolist() == [2, 2]  # tokens 1 and 9
+
+
+# -- the boundary walk ----------------------------------------------------------------------------
+
+def _compare_boundaries(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes) -> int:
+    """How many boundary walks the kernel and the Python walk agree on (asserting they do), at
+    every state along ``text`` whose lexeme part met boundaries; handed-back walks (guarded rows)
+    counted out."""
+    recognizer, masker, compared = grammar.recognizer, grammar.masker(vocab), 0
+    state = recognizer.initial
+    for byte in text:
+        lex, parse, _fresh = state
+        if lex >= 0:
+            part = masker.lexeme_part(lex)
+            if part.boundaries:
+                slow_nodes, slow_reached = walk.python_boundary_walk(recognizer, part.trie, part.boundaries, parse)
+                fast = walk.compiled_boundary_walk(recognizer, part.trie, part.boundaries, parse)
+                if fast is None:
+                    assert any(recognizer.lexer.guarded(s) for s, _p in slow_reached) or \
+                        any(recognizer.lexer.guarded(b) for _n, b in part.boundaries), lex
+                else:
+                    nodes, reached = fast
+                    assert nodes.dtype == np.int32 and nodes.tolist() == slow_nodes, lex
+                    assert reached == slow_reached, lex
+                    compared += 1
+        state = recognizer.step(state, byte)
+        assert state is not None
+    return compared
+
+
+@pytest.mark.parametrize("schema,document", DOCUMENTS)
+def test_compiled_boundary_walk_equals_the_python_walk(gpt2: gd.Vocabulary, schema: dict, document: object) -> None:
+    grammar = gd.compile_json_schema(schema)
+    compared = _compare_boundaries(grammar, gpt2, json.dumps(document).encode())
+    assert compared > 0 or schema.get("type") == "string"
+
+
+@pytest.mark.reference
+def test_compiled_boundary_walk_equals_the_python_walk_on_262k_gemma(gemma: gd.Vocabulary) -> None:
+    for schema, document in DOCUMENTS[:4]:
+        assert _compare_boundaries(gd.compile_json_schema(schema), gemma, json.dumps(document).encode()) > 0
+
+
+def test_the_boundary_tables_grow(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables of two slots grow by rehashing many times in one walk, and the walk is unchanged."""
+    monkeypatch.setattr(walk, "_FIRST_SLOTS", 2)
+    assert _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode()) > 0
+
+
+@pytest.mark.parametrize("mutation", [4, 5])
+def test_a_broken_boundary_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch,
+                                            mutation: int) -> None:
+    """4: after a boundary inside a token the parse from before the scan goes on; 5: the
+    subtrees of boundaries inside a token are dropped."""
+    monkeypatch.setattr(walk, "_MUTATION", mutation)
+    with pytest.raises(AssertionError):
+        _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode())
+
+
+def test_bad_boundary_buffers_are_refused() -> None:
+    byte = np.zeros(3, dtype=np.uint8)
+    depth = np.array([0, 1, 1], dtype=np.int32)
+    end = np.array([3, 2, 3], dtype=np.int32)
+    table = np.full(256, -1, dtype=np.int32)
+    accepts = np.zeros(1, dtype=np.uint8)
+
+    def run(tops: list[int], ctl_size: int = 13, slots: int = 4) -> int:
+        ctl = np.zeros(ctl_size, dtype=np.int64)
+        if ctl_size >= 13:
+            ctl[10] = ctl[11] = slots
+        return walk._walk.walk_boundaries(byte, depth, end, table, accepts, np.array(tops, dtype=np.int32),
+                                          np.zeros(len(tops), dtype=np.int32), np.zeros(2, np.int32),
+                                          np.zeros(2, np.int32), np.empty(3, np.int32),
+                                          np.full(2 * 4, -3, np.int32), np.full(4 * 4, -3, np.int32), ctl)
+
+    with pytest.raises(ValueError):
+        run([1], ctl_size=12)
+    with pytest.raises(ValueError):
+        run([1], slots=3)  # not a power of two
+    with pytest.raises(ValueError):
+        run([7])  # a node past the trie
+    assert run([1]) == -2  # the restart of the boundary's lexer state is asked for first
+    with pytest.raises(ValueError):
+        walk._walk.rehash_pairs(np.full(8, -3, np.int32), np.full(4, -3, np.int32), 2)  # not larger

@@ -116,7 +116,7 @@ class ClosingBudget:
                 part = self.masker.lexeme_part(lex)
                 for reached in part.reached:
                     found = max(found, cost(reached, parse))
-                if part.boundaries:
+                if len(part.boundaries):
                     for reached, after in self.masker.boundary_part(lex, parse, part).reached:
                         found = max(found, cost(reached, after))
             self._successor_bytes.put(state, found, 64)

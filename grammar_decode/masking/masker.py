@@ -38,14 +38,14 @@ from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import plain_run, plain_successor, string_slice
-from .walk import Boundary, boundary_walk, lexeme_walk, token_bits
+from .walk import Boundaries, boundary_walk, lexeme_walk, token_bits
 
 _UNKNOWN = object()
 
 class LexemePart:
     __slots__ = ("bits", "trie", "boundaries", "reached")
 
-    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: list[Boundary], reached: frozenset[int]) -> None:
+    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: Boundaries, reached: frozenset[int]) -> None:
         self.bits = bits  # packed as ``packed`` masks are, as uint8: an eighth of a bool mask
         self.trie = trie
         self.boundaries = boundaries
@@ -195,7 +195,7 @@ class Masker:
         else:
             part = self.lexeme_part(lex)
             bits = part.bits.copy()
-            if part.boundaries:
+            if len(part.boundaries):
                 _set_bits(bits, self.boundary_part(lex, parse, part).ids)
         if len(self.eos_ids) and self.recognizer.is_accepting(state):
             _set_bits(bits, self.eos_ids)

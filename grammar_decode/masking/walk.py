@@ -47,6 +47,9 @@ except ImportError:  # pragma: no cover - the build compiles it; a checkout with
 
 #: A boundary: (trie node, lexer state just before that node's byte).
 Boundary = tuple[int, int]
+#: The boundaries of one walk: a list of them (the Python walk), or an int32 array of shape (k, 2)
+#: (the compiled one: no Python tuple per boundary, where a state may have thousands).
+Boundaries = "list[Boundary] | np.ndarray"
 
 #: Whether lexeme walks use the compiled kernel (``GRAMMAR_DECODE_WALK=python``: never).
 COMPILED = _walk is not None and os.environ.get("GRAMMAR_DECODE_WALK", "") != "python"
@@ -55,7 +58,7 @@ COMPILED = _walk is not None and os.environ.get("GRAMMAR_DECODE_WALK", "") != "p
 _MUTATION = 0
 
 
-def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple["list[int] | np.ndarray", list[Boundary], set[int]]:
+def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple["list[int] | np.ndarray", Boundaries, set[int]]:
     """Nodes whose bytes all stay inside the lexeme begun at ``lex`` (in trie order), the
     boundaries met, and the lexer states those nodes lead to: compiled where it can run, else
     ``python_lexeme_walk``; both give the same."""
@@ -97,7 +100,7 @@ _SCRATCH = _Scratch()
 
 
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
-                         ) -> tuple[np.ndarray, list[Boundary], set[int]] | None:
+                         ) -> tuple[np.ndarray, np.ndarray, set[int]] | None:
     """``python_lexeme_walk`` by the C kernel; None where it cannot run (a state whose row is
     made one byte at a time, ``Lexer.dense_row``), and the caller walks in Python."""
     byte_at, depth_at, end_at = trie.arrays()
@@ -128,8 +131,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
         states = reached[:int(counts[3])]
         seen[states] = 0
     found = int(counts[1])
-    pairs = bounds[:2 * found].reshape(found, 2).tolist()
-    return nodes[:int(counts[0])], [(node, state) for node, state in pairs], set(states.tolist())
+    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2), set(states.tolist())
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:
@@ -161,12 +163,12 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[in
     return nodes, boundaries, reached
 
 
-def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary], parse: ParseState
+def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
                   ) -> tuple["list[int] | np.ndarray", set[tuple[int, ParseState]]]:
     """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
     from ``parse`` (in trie order), and the (lexer, parse) states those nodes lead to: compiled
     where it can run, else ``python_boundary_walk``; both give the same."""
-    if COMPILED and boundaries:
+    if COMPILED and len(boundaries):
         found = compiled_boundary_walk(recognizer, trie, boundaries, parse)
         if found is not None:
             return found
@@ -184,14 +186,14 @@ def _doubled(table: np.ndarray, width: int) -> np.ndarray:
     return grown
 
 
-def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary], parse: ParseState
+def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
                            ) -> tuple[np.ndarray, set[tuple[int, ParseState]]] | None:
     """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
     each restart asked of the recognizer once per walk, as the Python walk does. None where a
     state's row is made one byte at a time (guarded pairs), and the caller walks in Python."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.arrays()
-    pairs = np.array(boundaries, dtype=np.int32).reshape(-1, 2)
+    pairs = np.asarray(boundaries, dtype=np.int32).reshape(-1, 2)
     tops, befores = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
     # the boundaries' subtrees are disjoint (the lexeme walk skips below each): room for them all
     room = int((end_at[tops].astype(np.int64) - tops).sum())
@@ -239,10 +241,12 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     return nodes[:int(ctl[0])], {(lex, parses[number]) for lex, number in found}
 
 
-def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: list[Boundary],
+def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries,
                          parse: ParseState) -> tuple[list[int], set[tuple[int, ParseState]]]:
     """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
     from ``parse``, and the (lexer, parse) states those nodes lead to (the reference)."""
+    if isinstance(boundaries, np.ndarray):
+        boundaries = [(top, before) for top, before in boundaries.tolist()]
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
     rows, build_row, step, accepting = lexer.rows, lexer.row, lexer.step, lexer.matches

@@ -55,7 +55,7 @@ def _compare(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes) -> 
             continue
         nodes, bounds, reached = fast
         assert nodes.tolist() == slow_nodes, lex
-        assert bounds == slow_bounds, lex
+        assert bounds.dtype == np.int32 and [tuple(b) for b in bounds.tolist()] == slow_bounds, lex
         assert reached == slow_reached, lex
         compared += 1
     return compared
@@ -165,7 +165,7 @@ def _compare_boundaries(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text:
         lex, parse, _fresh = state
         if lex >= 0:
             part = masker.lexeme_part(lex)
-            if part.boundaries:
+            if len(part.boundaries):
                 slow_nodes, slow_reached = walk.python_boundary_walk(recognizer, part.trie, part.boundaries, parse)
                 fast = walk.compiled_boundary_walk(recognizer, part.trie, part.boundaries, parse)
                 if fast is None:

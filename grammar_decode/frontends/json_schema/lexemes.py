@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Iterable, Iterator
 
 from ...ir import utf8
@@ -175,11 +176,38 @@ def _u_escapes(exprs: ExprSet, lo: int, hi: int) -> int:
                        for seq in _hex_sequences(lo, hi, 4)))
 
 
+#: Per ``ExprSet``: expressions built from constants alone (the JSON string, the spellings of a
+#: character), whose ids every grammar on that set shares; a compile finds them made rather than
+#: building them again (about a tenth of a small schema's compile). Bounded: cleared past
+#: ``_MEMO_ENTRIES``; it goes with its set.
+_MEMOS: "weakref.WeakKeyDictionary[ExprSet, dict[object, int]]" = weakref.WeakKeyDictionary()
+_MEMO_ENTRIES = 1 << 16
+
+
+def _memo(exprs: ExprSet) -> dict[object, int]:
+    found = _MEMOS.get(exprs)
+    if found is None:
+        found = _MEMOS.setdefault(exprs, {})
+    elif len(found) >= _MEMO_ENTRIES:
+        found.clear()
+    return found
+
+
 def json_string_chars(exprs: ExprSet, ranges: Iterable[tuple[int, int]]) -> int:
     """One character out of ``ranges`` as it may be written inside a JSON string: raw UTF-8 where
     JSON allows it, a short escape (``\\n``, ``\\"``, ``\\/``...), ``\\uXXXX``, or a surrogate
-    pair for characters past U+FFFF. Decoding any of these gives a character of ``ranges``."""
+    pair for characters past U+FFFF. Decoding any of these gives a character of ``ranges``.
+    Memoised per set and ranges (the expression is canonical: built again, it gets the same id)."""
     wanted = utf8.normalize(ranges)
+    memo = _memo(exprs)
+    key = ("chars", tuple(wanted))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _json_string_chars(exprs, wanted)
+    return found
+
+
+def _json_string_chars(exprs: ExprSet, wanted: utf8.Ranges) -> int:
     options = [utf8.code_points(exprs, [(lo, hi) for lo, hi in _intersect(wanted, _RAW)])]
     for code, escape in _SHORT_ESCAPES.items():
         if any(lo <= code <= hi for lo, hi in wanted):
@@ -214,8 +242,15 @@ def _intersect(left: utf8.Ranges, right: Iterable[tuple[int, int]]) -> utf8.Rang
 
 
 def string_expr(grammar: Grammar) -> int:
-    """A JSON string, quotes included."""
-    exprs = grammar.exprs
+    """A JSON string, quotes included. Memoised per ``ExprSet``."""
+    memo = _memo(grammar.exprs)
+    found = memo.get("string")
+    if found is None:
+        found = memo["string"] = _string_expr(grammar.exprs)
+    return found
+
+
+def _string_expr(exprs: ExprSet) -> int:
     plain = utf8.code_points(exprs, utf8.complement([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]))
     hexdigit = exprs.byteset(byte_mask(b"0123456789abcdefABCDEF"))
     hex_not_d = exprs.byteset(byte_mask(b"0123456789abcefABCEF"))

@@ -604,27 +604,41 @@ class ExprSet(CountedIntersections):
         closest to a complete string (by ``_lower_bound``) first. It stops at the first complete
         string, so a non-empty intersection costs a walk along one string rather than a
         breadth-first sweep of every state up to the shortest length (what ``min_length`` must
-        do); an empty one costs the same sweep as the search."""
+        do); an empty one costs the same sweep as the search.
+
+        What a search learns is kept for the next one (the derivatives of a lexer state are the
+        next states' questions): a node known non-empty ends the search at once; once a string
+        is found, every node on the path to it is non-empty; when none is, every node the search
+        reached is empty (it reached all that the item reaches, but those known empty or
+        structurally empty)."""
         if self._plain_member_shortest(item, fuel) is not None:
             return True
+        empty = self._empty
         heap: list[tuple[int, int, int]] = [(0, 0, item)]
-        seen = {item}
+        parent = {item: item}
         order = 0
         while heap:
             _bound, _order, node = heapq.heappop(heap)
-            if self.nullable[node]:
-                return True
+            if self.nullable[node] or empty.get(node) is False:
+                while True:  # the path to a string: each node on it has one
+                    empty[node] = False
+                    up = parent[node]
+                    if up == node:
+                        return True
+                    node = up
             for block in self.byte_classes(node):
                 nxt = self.derivative(node, (block & -block).bit_length() - 1)
-                if nxt == NOTHING or nxt in seen or self._empty.get(nxt):
+                if nxt == NOTHING or nxt in parent or empty.get(nxt):
                     continue
                 bound = self._lower_bound(nxt)
                 if bound is None:
                     continue
-                seen.add(nxt)
-                _explored(len(seen), fuel)
+                parent[nxt] = node
+                _explored(len(parent), fuel)
                 order += 1
                 heapq.heappush(heap, (bound, order, nxt))
+        for node in parent:
+            empty[node] = True
         return False
 
     def _infinite_less_finite(self, item: int, fuel: int) -> bool:

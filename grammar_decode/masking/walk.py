@@ -16,12 +16,13 @@ It is split in two, so that the expensive part is shared across contexts:
   the subtree below is walked with both (further boundaries included). Boundary subtrees are small
   (tokens such as ``",`` or ``"}]``).
 
-Cost: two list lookups per visited node once the lexer's rows exist (~0.2 µs in CPython). The
-lexeme walk also runs compiled (``_walk.c``, built by the package's build): the same loop over
-the trie's flat arrays and the lexer's dense table (``Lexer.dense``), without the GIL, returning to
-Python only to have a missing row built. ``GRAMMAR_DECODE_WALK=python`` selects the Python walk,
-which stays the reference fast path; where the extension is missing, one warning says so and the
-Python walk runs.
+Cost: two list lookups per visited node once the lexer's rows exist (~0.2 µs in CPython). Both
+walks also run compiled (``_walk.c``, built by the package's build): the same loops over the
+trie's flat arrays and the lexer's dense table (``Lexer.dense``), without the GIL, returning to
+Python only to have a missing row built or, in the boundary walk, a restart (the parse's scan of a
+lexeme that ends inside a token) computed, each once per walk. ``GRAMMAR_DECODE_WALK=python``
+selects the Python walks, which stay the reference fast path; where the extension is missing, one
+warning says so and the Python walks run.
 """
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ class Completions:
             return self.parse_cost(parse)
         return self.lexer_cost(lex, parse)
 
-    def _candidates(self, state: State) -> list[int]:
+    def _candidates(self, state: State) -> "list[int] | tuple[int, ...]":
         """The bytes that can follow ``state``, a superset, in increasing order: those the current
         lexeme can take, and, once it may end, those that can begin the lexemes after it."""
         recognizer = self.recognizer
@@ -195,7 +195,7 @@ class Completions:
         lex, parse, fresh = state
         if lex == DEAD:
             return []
-        out = lexer.first_bytes(lex)
+        out: "list[int] | tuple[int, ...]" = lexer.first_bytes(lex)
         if not fresh:
             restart = recognizer.restart(lex, parse)[1]
             if restart != DEAD:

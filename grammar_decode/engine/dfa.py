@@ -57,9 +57,10 @@ _VOUCH_ENTRIES = 1 << 16
 
 
 @functools.lru_cache(maxsize=4096)
-def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
+def _class_map(splits: frozenset[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The coarsest partition of the bytes along ``splits``: a representative byte per class and
-    the class of every byte. Memoised process-wide (few distinct split sets recur)."""
+    the class of every byte. Memoised process-wide (few distinct split sets recur); tuples, which
+    the collector stops tracking."""
     blocks = partition_of(splits)
     class_of = [0] * 256
     representatives = []
@@ -69,7 +70,7 @@ def _class_map(splits: frozenset[int]) -> tuple[list[int], list[int]]:
             low = block & -block
             class_of[low.bit_length() - 1] = index
             block ^= low
-    return representatives, class_of
+    return tuple(representatives), tuple(class_of)
 
 
 class _LazyRow(dict):  # type: ignore[type-arg]
@@ -106,7 +107,7 @@ class LexemeDFA:
         self._accepts = np.zeros(64, dtype=np.uint8)
         #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
         #: a ``_LazyRow`` for states with guarded pairs)
-        self.rows: list[list[int] | _LazyRow | None] = []
+        self.rows: list[tuple[int, ...] | _LazyRow | None] = []
         #: per state: the origins whose lexeme matches the bytes read
         self.accepting: list[frozenset[int]] = []
         #: per state: whether some lexeme matches (``bool(accepting[state])``, for hot loops)
@@ -116,9 +117,9 @@ class LexemeDFA:
         self.closed: list[bool] = []
         self._ids: dict[object, int] = {}
         self._starts: dict[frozenset[int], int] = {}
-        self._first: dict[int, list[int]] = {}
+        self._first: dict[int, tuple[int, ...]] = {}
         # byte classes per tuple of live expressions: (a representative per class, class per byte)
-        self._class_maps: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
+        self._class_maps: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -226,7 +227,7 @@ class LexemeDFA:
             row = self.row(state)
         return row[byte]
 
-    def row(self, state: int) -> "list[int] | _LazyRow":
+    def row(self, state: int) -> "tuple[int, ...] | _LazyRow":
         """All 256 transitions of ``state``, built on first use: one derivative per byte class
         (bytes no leaf of any live expression tells apart), not per byte; ~10-20 classes for JSON
         lexemes. A pair whose expression cannot start with the class is skipped (its derivative
@@ -271,7 +272,9 @@ class LexemeDFA:
                     if (first >> byte) & 1:
                         buckets[c].append((origin, derivative(e, byte)))
         targets = [self._intern(bucket) if bucket else DEAD for bucket in buckets]
-        row = [targets[c] for c in class_of]
+        # a tuple of ints: the collector stops tracking it after one pass, where a list of 256
+        # would be traversed by every full collection (hundreds of ms once rows number 100k)
+        row = tuple([targets[c] for c in class_of])
         self.rows[state] = row  # published whole: concurrent readers see None or the full row
         with self._lock:
             self._table[256 * state:256 * (state + 1)] = row
@@ -330,7 +333,7 @@ class LexemeDFA:
                     next_tags[origin] = self._guard(origin).step(tags[origin], byte)  # type: ignore[union-attr]
         return self._intern(stepped, next_tags)
 
-    def first_bytes(self, state: int) -> list[int]:
+    def first_bytes(self, state: int) -> tuple[int, ...]:
         """The bytes that may lead somewhere from ``state`` (a superset of the live ones), in
         increasing order. Cached per state."""
         found = self._first.get(state)
@@ -338,7 +341,7 @@ class LexemeDFA:
             mask = 0
             for _origin, e in self.pairs[state]:
                 mask |= self.exprs.first_bytes(e)
-            found = self._first[state] = [b for b in range(256) if (mask >> b) & 1]
+            found = self._first[state] = tuple([b for b in range(256) if (mask >> b) & 1])
         return found
 
 

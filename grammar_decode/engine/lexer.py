@@ -120,7 +120,7 @@ class Lexer:
             state = self.step(state, byte)
         return state
 
-    def first_bytes(self, state: int) -> list[int]:
+    def first_bytes(self, state: int) -> tuple[int, ...]:
         """The bytes that may lead somewhere from ``state`` (a superset of the live ones), in
         increasing order. Cached per state."""
         return self.dfa.first_bytes(state)

@@ -70,7 +70,9 @@ class ExprSet(CountedIntersections):
         self._boolean: dict[int, bool] = {}
         self._unbounded: dict[int, bool] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
-        self._split_sets: dict[int, frozenset[int]] = {}
+        # as tuples of ints, which the collector stops tracking: frozensets, always tracked, held
+        # millions of masks that every full collection walked (hundreds of ms)
+        self._split_sets: dict[int, tuple[int, ...]] = {}
         self._min: dict[int, int | None] = {}
         self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
@@ -383,7 +385,7 @@ class ExprSet(CountedIntersections):
         structure shows; never splits less than needed). Memoised per node."""
         found = self._classes.get(item)
         if found is None:
-            found = self._classes[item] = partition_of(self.split_sets(item))
+            found = self._classes[item] = partition_of(frozenset(self.split_sets(item)))
         return found
 
     @staticmethod
@@ -419,8 +421,8 @@ class ExprSet(CountedIntersections):
             yield node
             stack.extend(self._children(node))
 
-    def split_sets(self, item: int) -> frozenset[int]:
-        """The byte sets of the leaves under ``item``: bytes that no leaf tells apart have equal
+    def split_sets(self, item: int) -> tuple[int, ...]:
+        """The byte sets of the leaves under ``item`` (each once, in no particular order): bytes that no leaf tells apart have equal
         derivatives. Memoised per node and built from the children's, so a new node over known
         ones (a counter's next count) costs the union only."""
         found = self._split_sets.get(item)
@@ -442,13 +444,13 @@ class ExprSet(CountedIntersections):
                 continue
             stack.pop()
             if kind == BYTES_KIND:
-                self._split_sets[node] = frozenset((args,))  # type: ignore[arg-type]
+                self._split_sets[node] = (args,)  # type: ignore[assignment]
             elif kind == LITERAL_KIND:  # only the next byte decides the derivative
-                self._split_sets[node] = frozenset((1 << args[0][args[1]],))  # type: ignore[index]
+                self._split_sets[node] = (1 << args[0][args[1]],)  # type: ignore[index]
             elif len(children) == 1:
                 self._split_sets[node] = self._split_sets[children[0]]
             else:
-                self._split_sets[node] = frozenset().union(*(self._split_sets[c] for c in children))
+                self._split_sets[node] = tuple(frozenset().union(*(self._split_sets[c] for c in children)))
         return self._split_sets[item]
 
     # -- analyses ------------------------------------------------------------------------------

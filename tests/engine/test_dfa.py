@@ -121,3 +121,26 @@ def test_threads_build_one_dfa_alike() -> None:
 
     results = run_in_threads(work)
     assert all(r == results[0] for r in results) and DEAD not in results[0]
+
+
+def test_the_growing_tables_are_left_to_the_collector_untracked() -> None:
+    """Rows, class maps, first-byte lists and split sets are tuples of ints, which the collector
+    stops tracking after a pass: held in lists, those of 256 entries (and frozensets of split masks)
+    were walked by every full collection, pauses of hundreds of ms in a long-lived process."""
+    import gc
+
+    exprs = ExprSet()
+    lexer = Lexer(exprs, [translate(exprs, r"[a-z][a-z0-9_-]{0,40}@[a-z]+\.(com|org)")])
+    state = lexer.feed(lexer.start([0]), b"joe_")
+    assert state != DEAD
+    lexer.row(state)  # its split sets and class map made
+    gc.collect()
+    gc.collect()  # a tuple of tuples goes untracked once its members have been seen untracked
+    dfa = lexer.dfa
+    rows = [row for row in dfa.rows if row is not None]
+    assert rows and all(type(row) is tuple and not gc.is_tracked(row) for row in rows)
+    tracked = [m for m in dfa._class_maps.values() if type(m) is not tuple or gc.is_tracked(m)]
+    assert not tracked, [(type(m), gc.is_tracked(m), [(type(x), gc.is_tracked(x)) for x in m]) for m in tracked][:3]
+    assert type(dfa.first_bytes(state)) is tuple
+    splits = [exprs.split_sets(e) for _origin, e in dfa.pairs[state]]
+    assert splits and all(type(s) is tuple and not gc.is_tracked(s) for s in splits)

@@ -107,6 +107,16 @@ static void release(held_buffer *b) {
     }
 }
 
+/* The inputs every walk reads, taken in one place: the trie's byte, depth and end arrays, the
+   lexer's table and accepting bytes (in that order in `objs` and `out`). */
+static int take_trie_and_lexer(PyObject *const objs[5], held_buffer *const out[5]) {
+    static const Py_ssize_t sizes[5] = {1, 4, 4, 4, 1};
+    static const char *const names[5] = {"byte", "depth", "end", "table", "accepting"};
+    for (int k = 0; k < 5; k++)
+        if (take(objs[k], out[k], sizes[k], 0, names[k])) return -1;
+    return 0;
+}
+
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
         *o_reached;
@@ -120,9 +130,9 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                           &b_seen, &b_reached};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
-    if (take(o_byte, &b_byte, 1, 0, "byte") || take(o_depth, &b_depth, 4, 0, "depth") ||
-        take(o_end, &b_end, 4, 0, "end") || take(o_table, &b_table, 4, 0, "table") ||
-        take(o_acc, &b_acc, 1, 0, "accepting") || take(o_stack, &b_stack, 4, 1, "stack") ||
+    PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
+    held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
+    if (take_trie_and_lexer(inputs, input_buffers) || take(o_stack, &b_stack, 4, 1, "stack") ||
         take(o_nodes, &b_nodes, 4, 1, "nodes") || take(o_bounds, &b_bounds, 4, 1, "bounds") ||
         take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen") ||
         take(o_reached, &b_reached, 4, 1, "reached"))
@@ -281,9 +291,9 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                           &b_nodes, &b_reached, &b_memo, &b_ctl};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
-    if (take(o_byte, &b_byte, 1, 0, "byte") || take(o_depth, &b_depth, 4, 0, "depth") ||
-        take(o_end, &b_end, 4, 0, "end") || take(o_table, &b_table, 4, 0, "table") ||
-        take(o_acc, &b_acc, 1, 0, "accepting") || take(o_tops, &b_tops, 4, 0, "tops") ||
+    PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
+    held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
+    if (take_trie_and_lexer(inputs, input_buffers) || take(o_tops, &b_tops, 4, 0, "tops") ||
         take(o_befores, &b_befores, 4, 0, "befores") || take(o_lex, &b_lex, 4, 1, "lex_stack") ||
         take(o_parse, &b_parse, 4, 1, "parse_stack") || take(o_nodes, &b_nodes, 4, 1, "nodes") ||
         take(o_reached, &b_reached, 4, 1, "reached") || take(o_memo, &b_memo, 4, 1, "memo") ||

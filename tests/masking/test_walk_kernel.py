@@ -125,12 +125,15 @@ def test_a_kernel_leaving_out_tokens_is_caught(gpt2: gd.Vocabulary, monkeypatch:
         _compare_bits(gd.compile_json_schema(PERSON), gpt2, json.dumps(DOCUMENTS[0][1]).encode())
 
 
+def _tiny_trie_and_lexer() -> tuple[np.ndarray, ...]:
+    """A trie of two one-byte tokens under the root and a lexer of one state that takes nothing:
+    byte, depth, end, table, accepting."""
+    return (np.zeros(3, dtype=np.uint8), np.array([0, 1, 1], dtype=np.int32), np.array([3, 2, 3], dtype=np.int32),
+            np.full(256, -1, dtype=np.int32), np.zeros(1, dtype=np.uint8))
+
+
 def test_bad_buffers_are_refused() -> None:
-    byte = np.zeros(3, dtype=np.uint8)
-    depth = np.array([0, 1, 1], dtype=np.int32)
-    end = np.array([3, 2, 3], dtype=np.int32)
-    table = np.full(256, -1, dtype=np.int32)
-    accepts = np.zeros(1, dtype=np.uint8)
+    byte, depth, end, table, accepts = _tiny_trie_and_lexer()
     stack = np.zeros(2, dtype=np.int32)
     counts = np.zeros(4, dtype=np.int64)
     seen = np.zeros(1, dtype=np.uint8)
@@ -211,11 +214,7 @@ def test_a_broken_boundary_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: py
 
 
 def test_bad_boundary_buffers_are_refused() -> None:
-    byte = np.zeros(3, dtype=np.uint8)
-    depth = np.array([0, 1, 1], dtype=np.int32)
-    end = np.array([3, 2, 3], dtype=np.int32)
-    table = np.full(256, -1, dtype=np.int32)
-    accepts = np.zeros(1, dtype=np.uint8)
+    byte, depth, end, table, accepts = _tiny_trie_and_lexer()
 
     def run(tops: list[int], ctl_size: int = 13, slots: int = 4) -> int:
         ctl = np.zeros(ctl_size, dtype=np.int64)

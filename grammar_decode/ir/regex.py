@@ -76,10 +76,10 @@ class ExprSet(CountedIntersections):
         self._min: dict[int, int | None] = {}
         self._bound: dict[int, int | None] = {}  # structural lower bounds on lengths (_lower_bound)
         self._unit_steps: dict[tuple[int, int], dict[int, int]] = {}
-        self._infinite: dict[int, bool] = {}
+        self._infinite: dict[int, bool] = {}  # is_infinite, for every node its walks reached
+        self._infinite_untold: set[int] = set()  # where _infinite_less_finite's walk ran out of states
         self._finite: dict[int, bool] = {}  # is_bounded
         self._structural: dict[int, int | None] = {}  # _structural_min, for nodes without &/¬
-        self._infinite_untold: set[int] = set()  # where is_infinite ran out of states  # is_infinite, for every node its walks reached
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
@@ -422,9 +422,9 @@ class ExprSet(CountedIntersections):
             stack.extend(self._children(node))
 
     def split_sets(self, item: int) -> tuple[int, ...]:
-        """The byte sets of the leaves under ``item`` (each once, in no particular order): bytes that no leaf tells apart have equal
-        derivatives. Memoised per node and built from the children's, so a new node over known
-        ones (a counter's next count) costs the union only."""
+        """The byte sets of the leaves under ``item``, each once, in no particular order: bytes that
+        no leaf tells apart have equal derivatives. Memoised per node and built from the children's,
+        so a new node over known ones (a counter's next count) costs the union only."""
         found = self._split_sets.get(item)
         if found is not None:
             return found

@@ -65,8 +65,9 @@
    mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
                       of the one after its scan; 5 drops the subtrees of boundaries inside a token.
 
-   Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo, -4
-   when reached is half full (pass one twice the size, filled by rehash_pairs, its slots in ctl);
+   Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo has
+   no room for that answer, -4 when reached has none for the next pair (each is kept at most half
+   full: pass one twice the size, filled by rehash_pairs, its slots in ctl);
    else the lexer state whose row is missing (build it, pass the grown table). Except when done,
    call again: the walk goes on from the node it stopped at. The walk releases the GIL.
 
@@ -107,13 +108,35 @@ static void release(held_buffer *b) {
     }
 }
 
-/* The inputs every walk reads, taken in one place: the trie's byte, depth and end arrays, the
-   lexer's table and accepting bytes (in that order in `objs` and `out`). */
-static int take_trie_and_lexer(PyObject *const objs[5], held_buffer *const out[5]) {
+/* The inputs every walk reads: the trie's byte, depth and end arrays (n nodes) and the lexer's
+   table (256 int32 per state) and accepting bytes, as taken by take_trie_and_lexer. */
+typedef struct {
+    const uint8_t *byte_at;
+    const int32_t *depth_at, *end_at, *table;
+    const uint8_t *accepting;
+    Py_ssize_t n, states, accepting_len;
+} walk_inputs;
+
+/* Takes those five buffers (in that order in `objs` and `out`) and views them in `w`; -1 with a
+   Python error set where one is missing, of the wrong item size, or the trie's arrays differ in
+   length. */
+static int take_trie_and_lexer(PyObject *const objs[5], held_buffer *const out[5], walk_inputs *w) {
     static const Py_ssize_t sizes[5] = {1, 4, 4, 4, 1};
     static const char *const names[5] = {"byte", "depth", "end", "table", "accepting"};
     for (int k = 0; k < 5; k++)
         if (take(objs[k], out[k], sizes[k], 0, names[k])) return -1;
+    w->byte_at = (const uint8_t *)out[0]->view.buf;
+    w->depth_at = (const int32_t *)out[1]->view.buf;
+    w->end_at = (const int32_t *)out[2]->view.buf;
+    w->table = (const int32_t *)out[3]->view.buf;
+    w->accepting = (const uint8_t *)out[4]->view.buf;
+    w->n = out[0]->view.len;
+    w->states = out[3]->view.len / (256 * 4);
+    w->accepting_len = out[4]->view.len;
+    if (out[1]->view.len != 4 * w->n || out[2]->view.len != 4 * w->n) {
+        PyErr_SetString(PyExc_ValueError, "the trie's byte, depth and end arrays differ in length");
+        return -1;
+    }
     return 0;
 }
 
@@ -130,19 +153,15 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                           &b_seen, &b_reached};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
+    walk_inputs w;
     PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
     held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
-    if (take_trie_and_lexer(inputs, input_buffers) || take(o_stack, &b_stack, 4, 1, "stack") ||
+    if (take_trie_and_lexer(inputs, input_buffers, &w) || take(o_stack, &b_stack, 4, 1, "stack") ||
         take(o_nodes, &b_nodes, 4, 1, "nodes") || take(o_bounds, &b_bounds, 4, 1, "bounds") ||
         take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen") ||
         take(o_reached, &b_reached, 4, 1, "reached"))
         goto done;
     {
-        const uint8_t *byte_at = (const uint8_t *)b_byte.view.buf;
-        const int32_t *depth_at = (const int32_t *)b_depth.view.buf;
-        const int32_t *end_at = (const int32_t *)b_end.view.buf;
-        const int32_t *table = (const int32_t *)b_table.view.buf;
-        const uint8_t *accepting = (const uint8_t *)b_acc.view.buf;
         int32_t *stack = (int32_t *)b_stack.view.buf;
         int32_t *nodes = (int32_t *)b_nodes.view.buf;
         int32_t *bounds = (int32_t *)b_bounds.view.buf;
@@ -150,16 +169,13 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         uint8_t *seen = (uint8_t *)b_seen.view.buf;
         int32_t *reached = (int32_t *)b_reached.view.buf;
         const Py_ssize_t seen_len = b_seen.view.len;
-        const Py_ssize_t n = b_byte.view.len;
-        const Py_ssize_t states = b_table.view.len / (256 * 4);
-        const Py_ssize_t accepting_len = b_acc.view.len;
         const Py_ssize_t stack_len = b_stack.view.len / 4;
-        if (b_depth.view.len != 4 * n || b_end.view.len != 4 * n || b_nodes.view.len < 4 * n ||
-            b_bounds.view.len < 8 * n || b_counts.view.len < 32 || b_reached.view.len < 4 * n) {
+        if (b_nodes.view.len < 4 * w.n ||
+            b_bounds.view.len < 8 * w.n || b_counts.view.len < 32 || b_reached.view.len < 4 * w.n) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: buffers of mismatched sizes");
             goto done;
         }
-        if (start < 0 || start >= states || stack_len < 1 || resume < 1) {
+        if (start < 0 || start >= w.states || stack_len < 1 || resume < 1) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: start state or resume node out of range");
             goto done;
         }
@@ -168,22 +184,22 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         long missing = -1;
         int bad = 0;
         Py_BEGIN_ALLOW_THREADS
-        while (i < n) {
-            int32_t d = depth_at[i];
+        while (i < w.n) {
+            int32_t d = w.depth_at[i];
             if (d < 1 || d >= stack_len) { bad = 1; break; }
             int32_t parent = stack[d - 1];
-            if (parent < 0 || parent >= states || parent >= accepting_len) { bad = 1; break; }
-            int32_t nxt = table[(Py_ssize_t)parent * 256 + byte_at[i]];
+            if (parent < 0 || parent >= w.states || parent >= w.accepting_len) { bad = 1; break; }
+            int32_t nxt = w.table[(Py_ssize_t)parent * 256 + w.byte_at[i]];
             if (nxt == UNBUILT) { missing = parent; break; }
             if (nxt >= 0 && nxt >= seen_len) { bad = 1; break; }
             if (nxt == DEAD) {
-                if ((accepting[parent] & 1) && mutation != 2) {
+                if ((w.accepting[parent] & 1) && mutation != 2) {
                     bounds[2 * n_bounds] = (int32_t)i;
                     bounds[2 * n_bounds + 1] = parent;
                     n_bounds++;
                 }
                 /* mutation 1 (tests only): step into the rejected subtree instead of skipping it */
-                i = mutation == 1 ? i + 1 : end_at[i];
+                i = mutation == 1 ? i + 1 : w.end_at[i];
                 continue;
             }
             stack[d] = nxt;
@@ -291,20 +307,16 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                           &b_nodes, &b_reached, &b_memo, &b_ctl};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
+    walk_inputs w;
     PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
     held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
-    if (take_trie_and_lexer(inputs, input_buffers) || take(o_tops, &b_tops, 4, 0, "tops") ||
+    if (take_trie_and_lexer(inputs, input_buffers, &w) || take(o_tops, &b_tops, 4, 0, "tops") ||
         take(o_befores, &b_befores, 4, 0, "befores") || take(o_lex, &b_lex, 4, 1, "lex_stack") ||
         take(o_parse, &b_parse, 4, 1, "parse_stack") || take(o_nodes, &b_nodes, 4, 1, "nodes") ||
         take(o_reached, &b_reached, 4, 1, "reached") || take(o_memo, &b_memo, 4, 1, "memo") ||
         take(o_ctl, &b_ctl, 8, 1, "ctl"))
         goto done;
     {
-        const uint8_t *byte_at = (const uint8_t *)b_byte.view.buf;
-        const int32_t *depth_at = (const int32_t *)b_depth.view.buf;
-        const int32_t *end_at = (const int32_t *)b_end.view.buf;
-        const int32_t *table = (const int32_t *)b_table.view.buf;
-        const uint8_t *accepting = (const uint8_t *)b_acc.view.buf;
         const int32_t *tops = (const int32_t *)b_tops.view.buf;
         const int32_t *befores = (const int32_t *)b_befores.view.buf;
         int32_t *lex_stack = (int32_t *)b_lex.view.buf;
@@ -313,13 +325,10 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
         int32_t *reached = (int32_t *)b_reached.view.buf;
         int32_t *memo = (int32_t *)b_memo.view.buf;
         int64_t *ctl = (int64_t *)b_ctl.view.buf;
-        const Py_ssize_t n = b_byte.view.len;
-        const Py_ssize_t states = b_table.view.len / (256 * 4);
-        const Py_ssize_t accepting_len = b_acc.view.len;
         const Py_ssize_t stack_len = b_lex.view.len / 4;
         const Py_ssize_t n_tops = b_tops.view.len / 4;
         const Py_ssize_t node_room = b_nodes.view.len / 4;
-        if (b_depth.view.len != 4 * n || b_end.view.len != 4 * n || b_befores.view.len != b_tops.view.len ||
+        if (b_befores.view.len != b_tops.view.len ||
             b_parse.view.len != b_lex.view.len || b_ctl.view.len < 8 * 13) {
             PyErr_SetString(PyExc_ValueError, "walk_boundaries: buffers of mismatched sizes");
             goto done;
@@ -334,7 +343,12 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
         int started = (int)ctl[4];
         long status = -1;
         int bad = 0; /* 1: out of range; 2: a table full */
-        if (ctl[9]) { /* the answer to the restart asked for last */
+        /* the answer to the restart asked for last: memo grows only here, kept at most half full */
+        if (ctl[9] && 2 * (n_memo + 1) > memo_slots) {
+            result = PyLong_FromLong(-3);
+            goto done;
+        }
+        if (ctl[9]) {
             int64_t slot = find_slot(memo, memo_slots, 4, (int32_t)ctl[5], (int32_t)ctl[6]);
             if (slot < 0) bad = 2;
             else {
@@ -347,11 +361,8 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
         }
         Py_BEGIN_ALLOW_THREADS
         for (; k < n_tops && !bad; k++) {
-            /* room for the next entries first: a table never more than half full */
-            if (2 * (n_memo + 1) > memo_slots) { status = -3; break; }
-            if (2 * (n_reached + 1) > reached_slots) { status = -4; break; }
             int32_t top = tops[k];
-            if (top < 1 || top >= n) { bad = 1; break; }
+            if (top < 1 || top >= w.n) { bad = 1; break; }
             if (!started) {
                 int32_t before = befores[k];
                 int64_t slot = find_slot(memo, memo_slots, 4, before, 0);
@@ -359,38 +370,38 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                 if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = before; ctl[6] = 0; break; }
                 int32_t after = memo[4 * slot + 2], fresh = memo[4 * slot + 3];
                 if (fresh == DEAD) continue;
-                int32_t base = depth_at[top] - 1;
+                int32_t base = w.depth_at[top] - 1;
                 if (base < 0 || base >= stack_len) { bad = 1; break; }
                 lex_stack[base] = fresh;
                 parse_stack[base] = after;
                 i = top;
                 started = 1;
             }
-            int32_t stop = end_at[top];
+            int32_t stop = w.end_at[top];
             while (i < stop) {
-                int32_t d = depth_at[i];
+                int32_t d = w.depth_at[i];
                 if (d < 1 || d >= stack_len) { bad = 1; break; }
                 int32_t lex = lex_stack[d - 1], current = parse_stack[d - 1];
-                if (lex < 0 || lex >= states || lex >= accepting_len) { bad = 1; break; }
-                uint8_t b = byte_at[i];
-                int32_t nxt = table[(Py_ssize_t)lex * 256 + b];
+                if (lex < 0 || lex >= w.states || lex >= w.accepting_len) { bad = 1; break; }
+                uint8_t b = w.byte_at[i];
+                int32_t nxt = w.table[(Py_ssize_t)lex * 256 + b];
                 if (nxt == UNBUILT) { status = lex; break; }
                 if (nxt == DEAD) {
                     /* another boundary inside the token, where a lexeme matches */
-                    if (!(accepting[lex] & 1)) { i = end_at[i]; continue; }
+                    if (!(w.accepting[lex] & 1)) { i = w.end_at[i]; continue; }
                     int64_t slot = find_slot(memo, memo_slots, 4, lex, current);
                     if (slot < 0) { bad = 2; break; }
                     if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = lex; ctl[6] = current; break; }
                     int32_t scanned = memo[4 * slot + 2], restart = memo[4 * slot + 3];
-                    if (restart == DEAD || mutation == 5) { i = end_at[i]; continue; }
-                    if (restart < 0 || restart >= states) { bad = 1; break; }
-                    nxt = table[(Py_ssize_t)restart * 256 + b];
+                    if (restart == DEAD || mutation == 5) { i = w.end_at[i]; continue; }
+                    if (restart < 0 || restart >= w.states) { bad = 1; break; }
+                    nxt = w.table[(Py_ssize_t)restart * 256 + b];
                     if (nxt == UNBUILT) { status = restart; break; }
-                    if (nxt == DEAD) { i = end_at[i]; continue; }
+                    if (nxt == DEAD) { i = w.end_at[i]; continue; }
                     if (mutation != 4) current = scanned;
                 }
                 if (nxt < 0 || n_nodes >= node_room) { bad = 1; break; }
-                if (2 * (n_memo + 1) > memo_slots) { status = -3; break; }
+                /* room for one more pair first: reached is kept at most half full */
                 if (2 * (n_reached + 1) > reached_slots) { status = -4; break; }
                 lex_stack[d] = nxt;
                 parse_stack[d] = current;

@@ -229,14 +229,13 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
         elif status == -3:
             memo = _doubled(memo, 4)
             ctl[10] = len(memo) // 4
-            continue
         elif status == -4:
             reached = _doubled(reached, 2)
             ctl[11] = len(reached) // 2
-            continue
-        elif not lexer.dense_row(status):
-            return None
-        table, accepts = lexer.dense()
+        else:  # a missing row: built, then read from the table as it is now (it may have grown)
+            if not lexer.dense_row(status):
+                return None
+            table, accepts = lexer.dense()
     found = reached.reshape(-1, 2)
     found = found[found[:, 0] != _EMPTY].tolist()
     return nodes[:int(ctl[0])], {(lex, parses[number]) for lex, number in found}

@@ -68,7 +68,8 @@
    Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo has
    no room for that answer, -4 when reached has none for the next pair (each is kept at most half
    full: pass one twice the size, filled by rehash_pairs, its slots in ctl);
-   else the lexer state whose row is missing (build it, pass the grown table). Except when done,
+   else the lexer state whose row is missing, or which is newer than the table (a restart can make
+   one: build its row, pass the grown table). Except when done,
    call again: the walk goes on from the node it stopped at. The walk releases the GIL.
 
    rehash_pairs(old, new, width)
@@ -382,7 +383,9 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                 int32_t d = w.depth_at[i];
                 if (d < 1 || d >= stack_len) { bad = 1; break; }
                 int32_t lex = lex_stack[d - 1], current = parse_stack[d - 1];
-                if (lex < 0 || lex >= w.states || lex >= w.accepting_len) { bad = 1; break; }
+                if (lex < 0) { bad = 1; break; }
+                /* a state made after this table was (a restart's start state): its row is missing */
+                if (lex >= w.states || lex >= w.accepting_len) { status = lex; break; }
                 uint8_t b = w.byte_at[i];
                 int32_t nxt = w.table[(Py_ssize_t)lex * 256 + b];
                 if (nxt == UNBUILT) { status = lex; break; }
@@ -394,7 +397,8 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                     if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = lex; ctl[6] = current; break; }
                     int32_t scanned = memo[4 * slot + 2], restart = memo[4 * slot + 3];
                     if (restart == DEAD || mutation == 5) { i = w.end_at[i]; continue; }
-                    if (restart < 0 || restart >= w.states) { bad = 1; break; }
+                    if (restart < 0) { bad = 1; break; }
+                    if (restart >= w.states || restart >= w.accepting_len) { status = restart; break; }
                     nxt = w.table[(Py_ssize_t)restart * 256 + b];
                     if (nxt == UNBUILT) { status = restart; break; }
                     if (nxt == DEAD) { i = w.end_at[i]; continue; }

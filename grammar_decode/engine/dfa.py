@@ -56,11 +56,24 @@ Tags = tuple[tuple[int, Hashable], ...]
 _VOUCH_ENTRIES = 1 << 16
 
 
+#: A class map: a representative byte per class, the class of every byte, and the same as an array.
+ClassMap = tuple[tuple[int, ...], tuple[int, ...], np.ndarray]
+
+
+#: The row of a state while only some of its classes are made (``LexemeDFA.cell``): its class
+#: map, the pairs that may start with each class (those whose derivative is taken there), and the
+#: state each class leads to (int32, ``_UNMADE`` where not made yet; one more entry at the end: the
+#: classes still to make). A tuple of tuples and numpy arrays, which the collector stops tracking:
+#: pending rows number in the hundred thousands.
+Pending = tuple[tuple[int, ...], tuple[int, ...], np.ndarray, tuple[tuple[tuple[int, int], ...], ...], np.ndarray]
+_UNMADE = -3
+
+
 @functools.lru_cache(maxsize=4096)
-def _class_map(splits: frozenset[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _class_map(splits: frozenset[int]) -> "ClassMap":
     """The coarsest partition of the bytes along ``splits``: a representative byte per class and
-    the class of every byte. Memoised process-wide (few distinct split sets recur); tuples, which
-    the collector stops tracking."""
+    the class of every byte (a tuple, and an int16 array for the dense table's writes). Memoised
+    process-wide (few distinct split sets recur); tuples, which the collector stops tracking."""
     blocks = partition_of(splits)
     class_of = [0] * 256
     representatives = []
@@ -70,7 +83,9 @@ def _class_map(splits: frozenset[int]) -> tuple[tuple[int, ...], tuple[int, ...]
             low = block & -block
             class_of[low.bit_length() - 1] = index
             block ^= low
-    return tuple(representatives), tuple(class_of)
+    class_array = np.array(class_of, dtype=np.int16)
+    class_array.flags.writeable = False
+    return tuple(representatives), tuple(class_of), class_array
 
 
 class _LazyRow(dict):  # type: ignore[type-arg]
@@ -119,7 +134,9 @@ class LexemeDFA:
         self._starts: dict[frozenset[int], int] = {}
         self._first: dict[int, tuple[int, ...]] = {}
         # byte classes per tuple of live expressions: (a representative per class, class per byte)
-        self._class_maps: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._class_maps: dict[tuple[int, ...], ClassMap] = {}
+        #: rows made one class at a time (``cell``), until every class is made
+        self._pending: dict[int, Pending] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -221,68 +238,126 @@ class LexemeDFA:
         return self._intern(pairs, dict(self.tags[state]))
 
     def step(self, state: int, byte: int) -> int:
-        """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
+        """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists;
+        else only ``byte``'s class is made (``cell``)."""
         row = self.rows[state]
         if row is None:
-            row = self.row(state)
+            return self.cell(state, byte)
         return row[byte]
 
     def row(self, state: int) -> "tuple[int, ...] | _LazyRow":
         """All 256 transitions of ``state``, built on first use: one derivative per byte class
         (bytes no leaf of any live expression tells apart), not per byte; ~10-20 classes for JSON
         lexemes. A pair whose expression cannot start with the class is skipped (its derivative
-        is empty)."""
+        is empty). Classes already made one at a time (``cell``) are reused."""
         row = self.rows[state]
         if row is not None:
             return row
-        exprs = self.exprs
-        pairs = self.pairs[state]
         if self.tags[state]:
             row = self._guarded_row(state)
             self.rows[state] = row
             return row
+        pending = self._pending.get(state)
+        if pending is None:
+            pending = self._pend(state)
+        targets = pending[4]
+        for c in np.flatnonzero(targets[:-1] == _UNMADE).tolist():
+            targets[c] = self._class_target(pending, c)
+        return self._publish(state, pending)
+
+    def cell(self, state: int, byte: int) -> int:
+        """``row(state)[byte]``, making only ``byte``'s class of the row where the row is not
+        built: a walk reads few of a state's classes (over the compare set, 40 % of the classes a
+        whole row would intern), and each one made is a derivative of every pair that can start
+        with it and an emptiness check of the state it leads to (``dense_cell`` writes the class
+        into the dense table for compiled walks). Once every class is made, the row is published
+        as ``row`` does."""
+        row = self.rows[state]
+        if row is not None:
+            return row[byte]
+        if self.tags[state]:
+            return self.row(state)[byte]
+        pending = self._pending.get(state)
+        if pending is None:
+            pending = self._pend(state)
+        c = pending[1][byte]
+        targets = pending[4]
+        target = targets.item(c)
+        if target == _UNMADE:
+            target = self._class_target(pending, c)
+            targets[c] = target
+            targets[-1] -= 1  # threads may race here and miss a count: the row then stays pending
+            if targets[-1] <= 0 and not (targets[:-1] == _UNMADE).any():
+                self._publish(state, pending)
+        return target
+
+    def _pend(self, state: int) -> Pending:
+        """A row of ``state`` with no class made yet: its class map, the pairs each class may
+        start (a pair joins class c when c's representative may start it, found per pair: a key's
+        literal starts with one byte and visits one class, not all of them, which matters where a
+        state holds hundreds of keys), and, in the dense table, ``DEAD`` for the classes no pair
+        can start."""
+        exprs = self.exprs
+        pairs = self.pairs[state]
         key = tuple(e for _origin, e in pairs)
         class_map = self._class_maps.get(key)
         if class_map is None:
             splits = frozenset().union(*(exprs.split_sets(e) for e in key))
             class_map = self._class_maps[key] = _class_map(splits)
-        representatives, class_of = class_map
+        representatives, class_of, class_array = class_map
         classes = len(representatives)
-        derivative, first_bytes = exprs.derivative, exprs.first_bytes
-        # the pairs live in each class (a pair joins class c when c's representative may start it),
-        # found per pair: a key's literal starts with one byte and visits one class, not all of
-        # them, which matters where a state holds hundreds of keys
-        buckets: list[list[tuple[int, int]]] = [[] for _ in range(classes)]
-        for origin, e in pairs:
-            first = first_bytes(e)
+        first_bytes = exprs.first_bytes
+        candidates: list[list[tuple[int, int]]] = [[] for _ in range(classes)]
+        for pair in pairs:
+            first = first_bytes(pair[1])
             if first.bit_count() < classes:
-                visited = set()
                 rest = first
                 while rest:
                     low = rest & -rest
                     rest ^= low
-                    c = class_of[low.bit_length() - 1]
-                    if c not in visited:
-                        visited.add(c)
-                        byte = representatives[c]
-                        if (first >> byte) & 1:
-                            buckets[c].append((origin, derivative(e, byte)))
+                    bucket = candidates[c := class_of[low.bit_length() - 1]]
+                    # a class is met once per byte of it: the pair goes in once (pairs come in order)
+                    if (not bucket or bucket[-1] is not pair) and (first >> representatives[c]) & 1:
+                        bucket.append(pair)
             else:
                 for c, byte in enumerate(representatives):
                     if (first >> byte) & 1:
-                        buckets[c].append((origin, derivative(e, byte)))
-        targets = [self._intern(bucket) if bucket else DEAD for bucket in buckets]
+                        candidates[c].append(pair)
+        live = np.array([bool(bucket) for bucket in candidates] + [False])
+        unmade = int(live.sum())
+        targets = np.where(live, _UNMADE, DEAD).astype(np.int32)
+        targets[-1] = unmade
+        mine = (representatives, class_of, class_array, tuple(map(tuple, candidates)), targets)
+        pending = self._pending.setdefault(state, mine)
+        if pending is not mine:  # a racing thread's, equal, won
+            return pending
+        if not unmade:  # no class can go on (a state where every lexeme has ended)
+            self._publish(state, pending)
+        elif unmade < classes:
+            with self._lock:
+                self._table[256 * state:256 * (state + 1)] = np.where(live[class_array], UNBUILT, DEAD)
+        return pending
+
+    def _class_target(self, pending: Pending, c: int) -> int:
+        """The state class ``c`` of a pending row leads to."""
+        byte = pending[0][c]
+        derivative = self.exprs.derivative
+        return self._intern([(origin, derivative(e, byte)) for origin, e in pending[3][c]])
+
+    def _publish(self, state: int, pending: Pending) -> tuple[int, ...]:
+        """The row of a pending state whose classes are all made, published whole."""
         # a tuple of ints: the collector stops tracking it after one pass, where a list of 256
         # would be traversed by every full collection (hundreds of ms once rows number 100k)
-        row = tuple([targets[c] for c in class_of])
+        row = tuple(pending[4][pending[2]].tolist())
         self.rows[state] = row  # published whole: concurrent readers see None or the full row
         with self._lock:
             self._table[256 * state:256 * (state + 1)] = row
+        self._pending.pop(state, None)
         return row
 
     def _grow(self, capacity: int) -> None:
         """Room for ``capacity`` states in the dense table (the lock is held). A walk still
-        reading the old table sees rows built since as UNBUILT and asks again (``dense_row``)."""
+        reading the old table sees cells made since as UNBUILT and asks again (``dense_cell``)."""
         table = np.full(256 * capacity, UNBUILT, dtype=np.int32)
         table[:len(self._table)] = self._table
         accepts = np.zeros(capacity, dtype=np.uint8)
@@ -292,21 +367,25 @@ class LexemeDFA:
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
         """The transitions as an int32 table (``table[256 * state + byte]``: the next state,
         ``DEAD``, or ``UNBUILT``) and the accepting byte per state; both grow (a new array) as
-        states are made, so ask again after ``dense_row``."""
+        states are made, so ask again after ``dense_cell``."""
         return self._table, self._accepts
 
-    def dense_row(self, state: int) -> bool:
-        """Make sure ``state``'s row is in the current dense table; False where the state's
+    def dense_cell(self, state: int, byte: int) -> bool:
+        """Make sure ``state``'s transition on ``byte`` is in the current dense table: its class
+        made (``cell``) and written there, every byte of the class; False where the state's
         transitions are made one byte at a time (guarded pairs: ``_LazyRow``), which the table
         never holds."""
         if self.tags[state]:
             return False
-        row = self.rows[state]
-        if row is None:
-            self.row(state)
-        elif self._table[256 * state] == UNBUILT:  # built while the table was being grown
+        target = self.cell(state, byte)
+        if self._table[256 * state + byte] == UNBUILT:
+            pending = self._pending.get(state)
             with self._lock:
-                self._table[256 * state:256 * (state + 1)] = row
+                if pending is not None:
+                    row_cells = self._table[256 * state:256 * (state + 1)]
+                    row_cells[pending[2] == pending[1][byte]] = target
+                else:  # published since (the whole row is written, or is being written)
+                    self._table[256 * state + byte] = target
         return True
 
     def _guarded_row(self, state: int) -> "_LazyRow":

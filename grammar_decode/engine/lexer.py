@@ -94,7 +94,7 @@ class Lexer:
         """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists."""
         row = self.rows[state]
         if row is None:
-            row = self.dfa.row(state)
+            return self.dfa.cell(state, byte)
         return row[byte]
 
     def row(self, state: int):  # type: ignore[no-untyped-def]
@@ -109,9 +109,9 @@ class Lexer:
         """``LexemeDFA.dense``: the transitions as one int32 table and the accepting bytes."""
         return self.dfa.dense()
 
-    def dense_row(self, state: int) -> bool:
-        """``LexemeDFA.dense_row``."""
-        return self.dfa.dense_row(state)
+    def dense_cell(self, state: int, byte: int) -> bool:
+        """``LexemeDFA.dense_cell``."""
+        return self.dfa.dense_cell(state, byte)
 
     def feed(self, state: int, data: bytes) -> int:
         for byte in data:

@@ -4,7 +4,8 @@
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state: the next state, DEAD (-1), or
-                      UNBUILT (-2) where the state's row is not built yet.
+                      UNBUILT (-2) where the transition is not made yet (rows are made one byte
+                      class at a time, engine/dfa.py).
    accepting:         uint8 per state (bit 0): a lexeme matches there.
    start:             the lexer state the walk begins in.
    resume:            the node to go on from (1 on the first call).
@@ -21,10 +22,10 @@
    reached:           int32 out, n entries: each state seen turns to 1, once.
    mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries.
 
-   Returns -1 when the walk is done, or the lexer state whose row is missing: the caller builds
-   it, writes it into the table (a grown table, and a grown seen, may be passed on the next call)
-   and calls again with resume = counts[2]. The walk releases the GIL: it touches no Python
-   object.
+   Returns -1 when the walk is done, or the lexer state whose transition on the byte of node
+   counts[2] is missing: the caller makes it, writes it into the table (a grown table, and a grown
+   seen, may be passed on the next call) and calls again with resume = counts[2]. The walk
+   releases the GIL: it touches no Python object.
 
    set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])
 
@@ -68,8 +69,8 @@
    Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo has
    no room for that answer, -4 when reached has none for the next pair (each is kept at most half
    full: pass one twice the size, filled by rehash_pairs, its slots in ctl);
-   else the lexer state whose row is missing, or which is newer than the table (a restart can make
-   one: build its row, pass the grown table). Except when done,
+   else the lexer state whose transition on the byte of node ctl[2] is missing, or which is newer
+   than the table (a restart can make one: make that transition, pass the grown table). Except when done,
    call again: the walk goes on from the node it stopped at. The walk releases the GIL.
 
    rehash_pairs(old, new, width)
@@ -384,7 +385,7 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                 if (d < 1 || d >= stack_len) { bad = 1; break; }
                 int32_t lex = lex_stack[d - 1], current = parse_stack[d - 1];
                 if (lex < 0) { bad = 1; break; }
-                /* a state made after this table was (a restart's start state): its row is missing */
+                /* a state made after this table was (a restart's start state): its transitions are missing */
                 if (lex >= w.states || lex >= w.accepting_len) { status = lex; break; }
                 uint8_t b = w.byte_at[i];
                 int32_t nxt = w.table[(Py_ssize_t)lex * 256 + b];
@@ -479,11 +480,11 @@ static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
      "[, mutation])\n"
-     "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else the state whose row is missing."},
+     "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
     {"walk_boundaries", walk_boundaries, METH_VARARGS,
      "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
      "ctl[, mutation])\n"
-     "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a missing row."},
+     "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a state whose transition is missing."},
     {"rehash_pairs", rehash_pairs, METH_VARARGS,
      "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},
     {"set_token_bits", set_token_bits, METH_VARARGS,

@@ -19,7 +19,7 @@ It is split in two, so that the expensive part is shared across contexts:
 Cost: two list lookups per visited node once the lexer's rows exist (~0.2 µs in CPython). Both
 walks also run compiled (``_walk.c``, built by the package's build): the same loops over the
 trie's flat arrays and the lexer's dense table (``Lexer.dense``), without the GIL, returning to
-Python only to have a missing row built or, in the boundary walk, a restart (the parse's scan of a
+Python only to have a missing transition made or, in the boundary walk, a restart (the parse's scan of a
 lexeme that ends inside a token) computed, each once per walk. ``GRAMMAR_DECODE_WALK=python``
 selects the Python walks, which stay the reference fast path; where the extension is missing, one
 warning says so and the Python walks run.
@@ -103,7 +103,7 @@ _SCRATCH = _Scratch()
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
                          ) -> tuple[np.ndarray, np.ndarray, set[int]] | None:
     """``python_lexeme_walk`` by the C kernel; None where it cannot run (a state whose row is
-    made one byte at a time, ``Lexer.dense_row``), and the caller walks in Python."""
+    made one byte at a time, ``Lexer.dense_cell``), and the caller walks in Python."""
     byte_at, depth_at, end_at = trie.arrays()
     n = len(byte_at)
     nodes = np.empty(n, dtype=np.int32)
@@ -113,11 +113,10 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
     stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
     seen = _SCRATCH.seen
     resume = 1
-    missing = lex
+    if lexer.guarded(lex):
+        return None
     try:
         while True:
-            if not lexer.dense_row(missing):
-                return None
             table, accepts = lexer.dense()
             if len(seen) < len(accepts):
                 grown = np.zeros(len(accepts), dtype=np.uint8)
@@ -128,6 +127,9 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
             if missing < 0:
                 break
             resume = int(counts[2])
+            # the missing cell: the state's transition on the byte of the node the walk stopped at
+            if not lexer.dense_cell(missing, int(byte_at[resume])):
+                return None
     finally:
         states = reached[:int(counts[3])]
         seen[states] = 0
@@ -232,8 +234,9 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
         elif status == -4:
             reached = _doubled(reached, 2)
             ctl[11] = len(reached) // 2
-        else:  # a missing row: built, then read from the table as it is now (it may have grown)
-            if not lexer.dense_row(status):
+        else:  # a missing cell (the byte of the node the walk stopped at): made, then read from the
+            # table as it is now (it may have grown)
+            if not lexer.dense_cell(status, int(byte_at[int(ctl[2])])):
                 return None
             table, accepts = lexer.dense()
     found = reached.reshape(-1, 2)

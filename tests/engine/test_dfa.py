@@ -4,6 +4,7 @@ numbers, guards told apart, retirement of a grown set."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import grammar_decode as gd
 from grammar_decode.engine import dfa as dfa_module
@@ -144,3 +145,69 @@ def test_the_growing_tables_are_left_to_the_collector_untracked() -> None:
     assert type(dfa.first_bytes(state)) is tuple
     splits = [exprs.split_sets(e) for _origin, e in dfa.pairs[state]]
     assert splits and all(type(s) is tuple and not gc.is_tracked(s) for s in splits)
+
+
+_EMAIL = r"[a-z][a-z0-9_.-]{0,40}@[a-z0-9-]+\.(com|org|net)"
+_ESCAPED = r'"([^"\\]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4})){0,20}"'
+
+
+def _fed(pattern: str, text: bytes) -> tuple[Lexer, int]:
+    exprs = ExprSet()
+    lexer = Lexer(exprs, [translate(exprs, pattern)])
+    state = lexer.feed(lexer.start([0]), text)
+    assert state != DEAD
+    return lexer, state
+
+
+@pytest.mark.parametrize("pattern, text", [(_EMAIL, b"jo"), (_ESCAPED, b'"a')])
+def test_cells_made_one_class_at_a_time_behave_as_whole_rows(pattern: str, text: bytes) -> None:
+    """Two DFAs of one pattern, one built by whole rows, one by single cells asked for in a
+    shuffled order: every state reached pairwise within eight bytes agrees (dead, accepting)."""
+    rows_lexer, a = _fed(pattern, text)
+    cells_lexer, b = _fed(pattern, text)
+    rng = np.random.default_rng(7)
+    frontier, seen = [(a, b)], {(a, b)}
+    for _depth in range(8):
+        following = []
+        for x, y in frontier:
+            row = rows_lexer.dfa.row(x)
+            for byte in rng.permutation(256).tolist():
+                p, q = row[byte], cells_lexer.dfa.cell(y, byte)
+                assert (p == DEAD) == (q == DEAD), (x, y, byte)
+                if p != DEAD:
+                    assert rows_lexer.dfa.matches[p] == cells_lexer.dfa.matches[q]
+                    if (p, q) not in seen and len(seen) < 400:
+                        seen.add((p, q))
+                        following.append((p, q))
+        frontier = following
+    assert len(seen) >= 15
+
+
+def test_a_cell_makes_only_its_class() -> None:
+    """One cell interns one state; the dense table gets that class's bytes and DEAD for the
+    classes no pair can start, the rest stays UNBUILT; the row is published once every class is
+    made, equal to the cells."""
+    lexer, state = _fed(_EMAIL, b"jo")
+    dfa = lexer.dfa
+    before = len(dfa)
+    assert lexer.dense_cell(state, ord("x"))
+    assert len(dfa) == before + 1  # the state after a letter, and no other
+    table, _accepts = dfa.dense()
+    cells = table[256 * state:256 * (state + 1)]
+    assert cells[ord("x")] == cells[ord("a")] == dfa.cell(state, ord("a")) >= 0
+    assert cells[ord("!")] == DEAD and cells[0xFF] == DEAD  # no pair can start with them
+    assert cells[ord("@")] == dfa_module.UNBUILT and dfa.rows[state] is None
+    made = [dfa.cell(state, byte) for byte in range(256)]
+    assert dfa.rows[state] == tuple(made) and state not in dfa._pending
+    assert list(dfa.dense()[0][256 * state:256 * (state + 1)]) == made
+
+
+def test_pending_rows_are_left_to_the_collector_untracked() -> None:
+    import gc
+
+    lexer, state = _fed(_EMAIL, b"joe_")
+    lexer.dfa.cell(state, ord("q"))
+    for _level in range(4):  # a collection untracks one more level of a tuple of tuples
+        gc.collect()
+    pending = list(lexer.dfa._pending.values())
+    assert pending and not any(gc.is_tracked(p) for p in pending)

@@ -165,8 +165,9 @@ class Perf:
 
 
 class StepTimers:
-    """Seconds spent in ``apply_mask`` and ``sample`` inside ``gd.generate`` (their module globals
-    are wrapped while the context is active; the library code itself is unchanged)."""
+    """Seconds spent applying masks to the logits (``masked_logits``, what ``apply_mask`` does)
+    and in ``sample`` inside ``gd.generate`` (their module globals are wrapped while the context
+    is active; the library code itself is unchanged)."""
 
     def __init__(self) -> None:
         self.apply_s = 0.0
@@ -174,13 +175,13 @@ class StepTimers:
 
     @contextlib.contextmanager
     def active(self) -> Iterator["StepTimers"]:
-        apply_mask, sample = gd_generation.apply_mask, gd_generation.sample
+        masked_logits, sample = gd_generation.masked_logits, gd_generation.sample
         clock = time.perf_counter
 
-        def timed_apply(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        def timed_apply(logits: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
             t0 = clock()
             try:
-                return apply_mask(logits, mask)
+                return masked_logits(logits, mask)
             finally:
                 self.apply_s += clock() - t0
 
@@ -191,11 +192,11 @@ class StepTimers:
             finally:
                 self.sample_s += clock() - t0
 
-        gd_generation.apply_mask, gd_generation.sample = timed_apply, timed_sample
+        gd_generation.masked_logits, gd_generation.sample = timed_apply, timed_sample
         try:
             yield self
         finally:
-            gd_generation.apply_mask, gd_generation.sample = apply_mask, sample
+            gd_generation.masked_logits, gd_generation.sample = masked_logits, sample
 
 
 # -- the three decoders --------------------------------------------------------------------------

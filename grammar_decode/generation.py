@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import TokenRejected
 from .grammar import CompiledGrammar
+from .masking.logits import masked_logits
 from .vocab import Vocabulary
 
 LogitsFn = Callable[[Sequence[int]], np.ndarray]
@@ -51,16 +52,9 @@ never expected with the vocabularies it ships tests for. ``text`` is ``data`` de
 def apply_mask(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Copy of ``logits`` (float dtype kept) with disallowed ids set to -inf. Ids past
     ``len(mask)`` (padding columns of wider logits) are always disallowed; NaN logits count as
-    -inf (when nothing allowed is left, ``generate`` samples the allowed ids uniformly). O(W)."""
-    logits = np.asarray(logits)
-    if not np.issubdtype(logits.dtype, np.floating):
-        logits = logits.astype(np.float32)
-    out = np.full_like(logits, -np.inf)
-    width = min(len(mask), logits.shape[-1])
-    np.copyto(out[..., :width], logits[..., :width], where=mask[:width])
-    if np.isnan(out[..., :width]).any():  # NaN says nothing about a token: treat it as -inf
-        np.copyto(out, -np.inf, where=np.isnan(out))
-    return out
+    -inf (when nothing allowed is left, ``generate`` samples the allowed ids uniformly). O(W), one
+    pass in C for 1-D float32/float64 logits (``masking.logits``)."""
+    return masked_logits(logits, mask)[0]
 
 
 def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
@@ -122,9 +116,9 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         if logits.ndim != 1 or logits.shape[0] < len(vocab):
             raise ValueError(f"logits_fn returned shape {logits.shape}; expected 1-D of width >= {len(vocab)}")
         t0 = time.perf_counter()
-        masked = apply_mask(logits, mask)
+        masked, live = masked_logits(logits, mask)
         mask_seconds += time.perf_counter() - t0
-        if masked.max() == -np.inf:
+        if not live:
             if not mask.any():
                 stop = NO_LEGAL_TOKEN
                 break

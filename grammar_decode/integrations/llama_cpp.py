@@ -12,6 +12,7 @@ import llama_cpp
 import numpy as np
 
 from ..grammar import CompiledGrammar
+from ..masking.logits import masked_logits
 from ..matcher import Matcher
 from ..vocab import Vocabulary
 
@@ -85,7 +86,5 @@ class LlamaCppLogitsProcessor:
             mask = self.matcher.mask()
         else:
             mask = self.matcher.budget_mask(self.max_tokens - self._generated)
-        width = min(len(mask), scores.shape[-1])
-        scores[:width][~mask[:width]] = -np.inf
-        scores[width:] = -np.inf
+        masked_logits(scores, mask, out=scores)  # in place, one pass
         return scores

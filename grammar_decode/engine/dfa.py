@@ -257,9 +257,7 @@ class LexemeDFA:
             row = self._guarded_row(state)
             self.rows[state] = row
             return row
-        pending = self._pending.get(state)
-        if pending is None:
-            pending = self._pend(state)
+        pending = self._pend(state)
         targets = pending[4]
         for c in np.flatnonzero(targets[:-1] == _UNMADE).tolist():
             targets[c] = self._class_target(pending, c)
@@ -277,9 +275,7 @@ class LexemeDFA:
             return row[byte]
         if self.tags[state]:
             return self.row(state)[byte]
-        pending = self._pending.get(state)
-        if pending is None:
-            pending = self._pend(state)
+        pending = self._pend(state)
         c = pending[1][byte]
         targets = pending[4]
         target = targets.item(c)
@@ -292,11 +288,14 @@ class LexemeDFA:
         return target
 
     def _pend(self, state: int) -> Pending:
-        """A row of ``state`` with no class made yet: its class map, the pairs each class may
-        start (a pair joins class c when c's representative may start it, found per pair: a key's
-        literal starts with one byte and visits one class, not all of them, which matters where a
-        state holds hundreds of keys), and, in the dense table, ``DEAD`` for the classes no pair
-        can start."""
+        """The pending row of ``state`` (not published yet), made on first use with no class made:
+        its class map, the pairs each class may start (a pair joins class c when c's
+        representative may start it, found per pair: a key's literal starts with one byte and
+        visits one class, not all of them, which matters where a state holds hundreds of keys),
+        and, in the dense table, ``DEAD`` for the classes no pair can start."""
+        found = self._pending.get(state)
+        if found is not None:
+            return found
         exprs = self.exprs
         pairs = self.pairs[state]
         key = tuple(e for _origin, e in pairs)
@@ -335,7 +334,9 @@ class LexemeDFA:
             self._publish(state, pending)
         elif unmade < classes:
             with self._lock:
-                self._table[256 * state:256 * (state + 1)] = np.where(live[class_array], UNBUILT, DEAD)
+                # not over a row another thread published meanwhile (it sets rows, then writes here)
+                if self.rows[state] is None:
+                    self._table[256 * state:256 * (state + 1)] = np.where(live[class_array], UNBUILT, DEAD)
         return pending
 
     def _class_target(self, pending: Pending, c: int) -> int:

@@ -35,6 +35,12 @@ from .counting import CountedIntersections
 from .kinds import (ALL_BYTES, AND_KIND, ANYTHING, BYTES_KIND, CONCAT_KIND, EPSILON, EPSILON_KIND, LITERAL_KIND,
                     LONG_LITERAL, NOT_KIND, NOTHING, NOTHING_KIND, OR_KIND, REPEAT_KIND)
 
+from ..kernels import load, selected
+
+_exprs = load("grammar_decode.ir._exprs", "the compiled expression store", "expressions use the slower Python store")
+#: Whether new ``ExprSet``s keep their nodes in the C store (``_exprs.c``; see ``kernels``).
+COMPILED = selected(_exprs)
+
 __all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "EPSILON", "EPSILON_KIND",
            "ExprSet", "LITERAL_KIND", "LONG_LITERAL", "NOT_KIND", "NOTHING", "NOTHING_KIND", "OR_KIND", "REPEAT_KIND",
            "RegexTooComplex", "byte_mask", "byte_range", "partition_of", "shared_exprs"]
@@ -57,12 +63,19 @@ def byte_range(lo: int, hi: int) -> int:
 
 class ExprSet(CountedIntersections):
     """Hash-consed regular expressions over bytes. Thread-safe: node creation takes a lock;
-    lookups of existing nodes and memoised derivatives do not."""
+    lookups of existing nodes and memoised derivatives do not.
 
-    def __init__(self) -> None:
-        self.kind: list[int] = []
-        self.args: list[object] = []
-        self.nullable: list[bool] = []
+    The nodes live in one of two stores with the same canonical forms: the C store
+    (``_exprs.Store``: the constructors, derivatives, first bytes and the ``&``/``¬`` and
+    unbounded-repeat flags in C, over flat arrays; ``kind``, ``args`` and ``nullable`` are views
+    of it) where it is built and ``compiled`` is not False, else the lists and methods below, the
+    reference it is tested against node for node. The analyses (emptiness, lengths, counting)
+    are Python over either."""
+
+    def __init__(self, compiled: bool | None = None) -> None:
+        self.kind: "list[int] | _exprs.View" = []
+        self.args: "list[object] | _exprs.View" = []
+        self.nullable: "list[bool] | _exprs.View" = []
         self._index: dict[tuple, int] = {}
         self._deriv: dict[int, int] = {}
         self._empty: dict[int, bool] = {}
@@ -83,10 +96,32 @@ class ExprSet(CountedIntersections):
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
+        #: the C store, or None (the Python one)
+        self.store: "_exprs.Store | None" = None
+        if (COMPILED if compiled is None else compiled and _exprs is not None):
+            self._use_store(_exprs.Store())
+            return
         # the three fixed ids, in order: NOTHING, EPSILON, ANYTHING
         self._node(NOTHING_KIND, None, False)
         self._node(EPSILON_KIND, None, True)
         self._node(NOT_KIND, NOTHING, True)
+
+    def _use_store(self, store: "_exprs.Store") -> None:
+        """Keep the nodes in ``store``: its views stand for the lists, its methods for the
+        constructors and derivatives below (instance attributes, found before the class's)."""
+        self.store = store
+        self.kind, self.args, self.nullable = store.kinds, store.args, store.nullables
+        self.byteset = store.byteset  # type: ignore[method-assign]
+        self._literal_from = store.literal_from  # type: ignore[method-assign]
+        self.concat = store.concat  # type: ignore[method-assign]
+        self.alt = store.alt  # type: ignore[method-assign]
+        self.both = store.both  # type: ignore[method-assign]
+        self.negate = store.negate  # type: ignore[method-assign]
+        self.derivative = store.derivative  # type: ignore[method-assign]
+        self.first_bytes = store.first_bytes  # type: ignore[method-assign]
+        self.has_boolean = store.has_boolean  # type: ignore[method-assign]
+        self.has_unbounded_repeat = store.has_unbounded_repeat  # type: ignore[method-assign]
+        self._store_repeat = store.repeat
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -242,6 +277,10 @@ class ExprSet(CountedIntersections):
         """``item{lo,hi}`` (``hi=None``: unbounded). Stays one node whatever the bounds."""
         if lo < 0 or (hi is not None and hi < lo):
             raise ValueError(f"bad repetition bounds {{{lo},{hi}}}")
+        if self.store is not None:
+            if lo > _MAX_BOUND or (hi is not None and hi > _MAX_BOUND):
+                raise RegexTooComplex(f"a repetition bound past 2**62 ({{{lo},{hi}}})")
+            return self._store_repeat(item, lo, hi)
         if hi == 0 or item == EPSILON:
             return EPSILON
         if item == NOTHING:
@@ -883,6 +922,8 @@ class ExprSet(CountedIntersections):
 #: Nodes one shared set holds before ``shared_exprs`` starts another (about 0.3 KB a node with its
 #: memo entries).
 SHARED_NODES = 1 << 20
+#: The largest repetition bound the C store keeps (an int64 there); past it, ``RegexTooComplex``.
+_MAX_BOUND = 1 << 62
 #: Derivatives ``_infinite_less_finite`` may walk to show a positive part infinite before it
 #: leaves the question to the witness search.
 _INFINITE_FUEL = 4096

@@ -11,20 +11,14 @@ the Python paths of every kernel). Tests compare the two entry for entry.
 
 from __future__ import annotations
 
-import os
-import warnings
-
 import numpy as np
 
-try:
-    from . import _logits
-except ImportError:  # pragma: no cover - the build compiles it; a checkout without a build has none
-    _logits = None  # type: ignore[assignment]
-    warnings.warn("grammar_decode: the compiled masked-logits kernel is not built here (pip install -e . builds "
-                  "it); masks are applied with numpy", RuntimeWarning, stacklevel=2)
+from ..kernels import load, selected
 
-#: Whether ``masked_logits`` uses the C kernel.
-COMPILED = _logits is not None and os.environ.get("GRAMMAR_DECODE_WALK", "") != "python"
+_logits = load("grammar_decode.masking._logits", "the compiled masked-logits kernel",
+               "masks are applied with numpy")
+#: Whether ``masked_logits`` uses the C kernel (see ``kernels``).
+COMPILED = selected(_logits)
 #: Tests only: a deliberately broken kernel (1: the first padding column let through; 2: NaN kept).
 _MUTATION = 0
 

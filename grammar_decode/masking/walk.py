@@ -27,24 +27,18 @@ warning says so and the Python walks run.
 
 from __future__ import annotations
 
-import os
 import threading
-import warnings
 
 import numpy as np
 
 from ..engine.lexer import DEAD, Lexer
 from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer
+from ..kernels import load, selected
 from ..vocab import TokenTrie
 from .bitmask import bitmask_words, pack_mask
 
-try:
-    from . import _walk
-except ImportError:  # pragma: no cover - the build compiles it; a checkout without a build has none
-    _walk = None  # type: ignore[assignment]
-    warnings.warn("grammar_decode: the compiled trie walk is not built here (pip install -e . builds it); "
-                  "masks use the slower Python walk", RuntimeWarning, stacklevel=2)
+_walk = load("grammar_decode.masking._walk", "the compiled trie walk", "masks use the slower Python walk")
 
 #: A boundary: (trie node, lexer state just before that node's byte).
 Boundary = tuple[int, int]
@@ -53,7 +47,7 @@ Boundary = tuple[int, int]
 Boundaries = "list[Boundary] | np.ndarray"
 
 #: Whether lexeme walks use the compiled kernel (``GRAMMAR_DECODE_WALK=python``: never).
-COMPILED = _walk is not None and os.environ.get("GRAMMAR_DECODE_WALK", "") != "python"
+COMPILED = selected(_walk)
 #: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost;
 #: 3: the last token of each node left out of the bits).
 _MUTATION = 0

@@ -13,9 +13,10 @@ from grammar_decode.ir.regex import ANYTHING, EPSILON, NOTHING, ExprSet, RegexTo
 from grammar_decode.ir import utf8
 
 
-@pytest.fixture()
-def exprs() -> ExprSet:
-    return ExprSet()
+@pytest.fixture(params=["compiled", "python"])
+def exprs(request: pytest.FixtureRequest) -> ExprSet:
+    """Both stores: the C one (``_exprs.c``) and the Python reference."""
+    return ExprSet(compiled=request.param == "compiled")
 
 
 def test_canonical_forms_give_equal_ids(exprs: ExprSet) -> None:

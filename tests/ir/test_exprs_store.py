@@ -1,0 +1,187 @@
+"""The C expression store (``ir/_exprs.c``) against the Python one, node for node: the same
+operations give the same ids, kinds, arguments, nullability, first bytes and flags, over random
+expressions and over the lexemes of real schemas and every derivative they reach; deliberately
+broken stores are caught by the same comparisons."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from typing import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import grammar_decode as gd
+from grammar_decode.errors import RegexTooComplex
+from grammar_decode.ir import regex
+from grammar_decode.ir.regex import ExprSet, byte_mask
+from helpers import MEASUREMENTS, ORDER, PERSON, TAGS
+
+
+def test_the_compiled_store_is_built_and_used() -> None:
+    """``pip install -e .`` compiles ``_exprs.c`` (setup.py); a build that left it out fails here
+    rather than have every comparison below pass vacuously."""
+    assert regex._exprs is not None, "grammar_decode/ir/_exprs.c was not compiled"
+    assert regex.COMPILED or os.environ.get("GRAMMAR_DECODE_WALK") == "python"
+    assert ExprSet(compiled=True).store is not None and ExprSet(compiled=False).store is None
+
+
+def _mismatch(python: ExprSet, compiled: ExprSet, nodes: "list[tuple[int, int]]") -> str | None:
+    """The first difference between the two stores: node counts, then every node's kind, args and
+    nullability, then the ids and per-node facts of ``nodes`` (pairs of results); None if none."""
+    if len(python) != len(compiled):
+        return f"{len(python)} nodes against {len(compiled)}"
+    for node in range(len(python)):
+        mine = (python.kind[node], python.args[node], python.nullable[node])
+        theirs = (compiled.kind[node], compiled.args[node], compiled.nullable[node])
+        if mine != theirs:
+            return f"node {node}: {mine} against {theirs}"
+    for left, right in nodes:
+        if left != right:
+            return f"ids {left} against {right}"
+        facts = (python.first_bytes(left), python.has_boolean(left), python.has_unbounded_repeat(left))
+        other = (compiled.first_bytes(right), compiled.has_boolean(right), compiled.has_unbounded_repeat(right))
+        if facts != other:
+            return f"node {left}: {facts} against {other}"
+    return None
+
+
+ALPHABET = b'ab"\\0\xc3'
+
+#: One operation on the stores, applied to both: (name, operands drawn from the results so far, extras).
+operations = st.lists(st.tuples(
+    st.sampled_from(["byteset", "literal", "concat", "alt", "both", "negate", "repeat", "derivative"]),
+    st.lists(st.integers(0, 10_000), min_size=0, max_size=4),
+    st.lists(st.sampled_from(list(ALPHABET)), min_size=1, max_size=20),
+    st.integers(0, 3), st.sampled_from([None, 0, 1, 3])), min_size=1, max_size=120)
+
+
+def _replay(steps: list, python: ExprSet, compiled: ExprSet) -> list[tuple[int, int]]:
+    """Apply ``steps`` to both stores; the pairs of results."""
+    results = [(0, 0), (1, 1), (2, 2)]
+    for name, picks, data, lo, extra in steps:
+        operands = [results[p % len(results)] for p in picks] or [results[-1]]
+        pair = []
+        for side, store in enumerate((python, compiled)):
+            items = [operand[side] for operand in operands]
+            if name == "byteset":
+                pair.append(store.byteset(byte_mask(data[:3])))
+            elif name == "literal":
+                pair.append(store.literal(bytes(data)))
+            elif name in ("concat", "alt", "both"):
+                pair.append(getattr(store, name)(*items))
+            elif name == "negate":
+                pair.append(store.negate(items[0]))
+            elif name == "repeat":
+                pair.append(store.repeat(items[0], lo, None if extra is None else lo + extra))
+            else:
+                pair.append(store.derive_bytes(items[0], bytes(data[:4])))
+        results.append((pair[0], pair[1]))
+    return results
+
+
+@settings(max_examples=300, deadline=None)
+@given(operations)
+def test_random_operations_give_the_same_nodes(steps: list) -> None:
+    python, compiled = ExprSet(compiled=False), ExprSet(compiled=True)
+    results = _replay(steps, python, compiled)
+    assert _mismatch(python, compiled, results) is None
+
+
+def _closure(exprs: ExprSet, roots: list[int], limit: int) -> list[int]:
+    """Every derivative of ``roots`` by one byte per class, breadth first, up to ``limit`` nodes,
+    in a fixed order (so both stores walk the same way)."""
+    seen = dict.fromkeys(roots)
+    queue = deque(roots)
+    while queue and len(seen) < limit:
+        node = queue.popleft()
+        for block in exprs.byte_classes(node):
+            nxt = exprs.derivative(node, (block & -block).bit_length() - 1)
+            if nxt not in seen:
+                seen[nxt] = None
+                queue.append(nxt)
+    return list(seen)
+
+
+SCHEMAS = [PERSON, MEASUREMENTS, TAGS, ORDER,
+           {"type": "string", "format": "email", "maxLength": 40},
+           {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{3,5}$", "minLength": 6},
+           {"type": "integer", "minimum": -40, "maximum": 1250, "multipleOf": 5},
+           {"type": "number", "exclusiveMinimum": 0.5, "maximum": 99.25},
+           {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "integer"},
+            "required": ["a"]},
+           {"type": "array", "items": {"enum": ["x", "y", 3]}, "uniqueItems": True}]
+
+
+def _build(compiled: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[ExprSet, list[int]]:
+    exprs = ExprSet(compiled=compiled)
+    monkeypatch.setattr(regex, "_shared", exprs)
+    roots = []
+    for schema in SCHEMAS:
+        grammar = gd.compile_json_schema(schema)
+        assert grammar.ir.exprs is exprs
+        roots.extend(grammar.ir.lexeme_exprs)
+    return exprs, _closure(exprs, roots, 20_000)
+
+
+def test_real_lexemes_and_their_derivatives_give_the_same_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The front ends build every schema's lexemes in each store, and every derivative they reach
+    is walked: node for node, the two stores agree."""
+    python, walked = _build(False, monkeypatch)
+    compiled, walked_too = _build(True, monkeypatch)
+    assert len(walked) > 1000 and walked == walked_too
+    assert _mismatch(python, compiled, list(zip(walked, walked_too))) is None
+
+
+@pytest.mark.parametrize("mutation", [1, 2])
+def test_broken_stores_are_caught(mutation: int) -> None:
+    """A store that keeps ε where a union is nullable without it (1), or derives a bounded repeat
+    without counting it down (2), differs from the reference on these steps."""
+    steps = [("byteset", [], list(b"a"), 0, None), ("repeat", [3], list(b"a"), 0, 3),
+             ("alt", [4, 1], list(b"a"), 0, None), ("derivative", [4], list(b"aaa"), 0, None)]
+    python = ExprSet(compiled=False)
+    broken = ExprSet(compiled=False)
+    broken._use_store(regex._exprs.Store(mutation=mutation))
+    assert _mismatch(python, broken, _replay(steps, python, broken)) is not None
+    reference, fine = ExprSet(compiled=False), ExprSet(compiled=True)
+    assert _mismatch(reference, fine, _replay(steps, reference, fine)) is None
+
+
+@pytest.mark.parametrize("make", [lambda e: e.byteset(-1), lambda e: e.byteset(1 << 256),
+                                  lambda e: e.repeat(3, 2, 1), lambda e: e.repeat(3, -1, None)])
+def test_bad_arguments_raise_the_same_errors(make: Callable[[ExprSet], int]) -> None:
+    for compiled in (False, True):
+        with pytest.raises(ValueError):
+            make(ExprSet(compiled=compiled))
+
+
+def test_a_bound_past_the_store_is_a_typed_error() -> None:
+    exprs = ExprSet(compiled=True)
+    with pytest.raises(RegexTooComplex):
+        exprs.repeat(exprs.byteset(byte_mask(b"a")), 0, 1 << 70)
+    assert exprs.repeat(exprs.byteset(byte_mask(b"a")), 0, 1 << 40) > 2  # large bounds stay symbolic
+
+
+def test_the_compiled_store_is_shared_safely_between_threads() -> None:
+    """Threads deriving and building in one store at once get what one thread alone gets."""
+
+    def work(exprs: ExprSet, out: list) -> None:
+        letters = exprs.byteset(byte_mask(b"abc"))
+        item = exprs.concat(exprs.repeat(letters, 2, 40), exprs.literal(b'"'), exprs.star(letters))
+        out.append([exprs.derive_bytes(item, bytes(b"abc"[(i * 7) % 3] for i in range(n))) for n in range(60)])
+
+    shared = ExprSet(compiled=True)
+    outs: list = []
+    threads = [threading.Thread(target=work, args=(shared, outs)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    alone: list = []
+    single = ExprSet(compiled=True)
+    work(single, alone)
+    expected = [single.describe(n) for n in alone[0]]
+    assert len(outs) == 4 and all([shared.describe(n) for n in out] == expected for out in outs)

@@ -40,7 +40,7 @@ from typing import Hashable, Iterable, Mapping
 import numpy as np
 
 from ..ir.grammar import LexemeGuard
-from ..ir.regex import NOTHING, ExprSet, partition_of
+from ..ir.regex import ALL_BYTES, NOTHING, ExprSet, partition_of
 
 DEAD = -1
 #: In the dense table (``LexemeDFA.dense``): the state's row is not there yet.
@@ -54,6 +54,8 @@ Pairs = tuple[tuple[int, int], ...]
 Tags = tuple[tuple[int, Hashable], ...]
 #: Entries of the witness memo (``_vouched``) before it is cleared.
 _VOUCH_ENTRIES = 1 << 16
+#: Byte classes kept as index arrays (``_store_cell``) before the cache is cleared.
+_CLASS_ENTRIES = 1 << 14
 
 
 #: A class map: a representative byte per class, the class of every byte, and the same as an array.
@@ -137,6 +139,14 @@ class LexemeDFA:
         self._class_maps: dict[tuple[int, ...], ClassMap] = {}
         #: rows made one class at a time (``cell``), until every class is made
         self._pending: dict[int, Pending] = {}
+        #: where the expressions are in the C store (``ExprSet.store``), transitions are made one
+        #: byte class at a time by it (``_store_cell``), not from class maps; else None
+        self._store = exprs.store
+        #: per state: the expressions of its pairs, in order (what ``_store_cell`` derives)
+        self._pair_exprs: list[tuple[int, ...]] = []
+        #: per state whose row is not published: the bytes whose transitions are made (``_store_cell``)
+        self._covered: dict[int, int] = {}
+        self._class_bytes: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -179,6 +189,13 @@ class LexemeDFA:
             return DEAD
         live_tags: Tags = tuple((origin, tags[origin]) for origin, _e in live if origins[origin][1] is not None) \
             if tags else ()
+        return self._intern_live(live, live_tags)
+
+    def _intern_live(self, live: Pairs, live_tags: Tags = ()) -> int:
+        """The state of ``live``: pairs sorted by origin, none of them empty, guarded ones with
+        their ``live_tags``."""
+        exprs = self.exprs
+        origins = self.origins
         key: object = (live, live_tags) if live_tags else live
         found = self._ids.get(key)
         if found is not None:
@@ -201,6 +218,7 @@ class LexemeDFA:
             self.rows.append(None)
             self.tags.append(live_tags)
             self.pairs.append(live)
+            self._pair_exprs.append(tuple([e for _origin, e in live]))
             self._ids[key] = state  # published last: readers only see complete states
             if state + 1 == MAX_STATES:
                 exprs.retire()
@@ -257,6 +275,12 @@ class LexemeDFA:
             row = self._guarded_row(state)
             self.rows[state] = row
             return row
+        if self._store is not None:
+            while row is None:  # a class at a time, the least byte not made yet first
+                missing = ALL_BYTES & ~self._covered.get(state, 0)
+                self._store_cell(state, (missing & -missing).bit_length() - 1)
+                row = self.rows[state]
+            return row
         pending = self._pend(state)
         targets = pending[4]
         for c in np.flatnonzero(targets[:-1] == _UNMADE).tolist():
@@ -275,6 +299,9 @@ class LexemeDFA:
             return row[byte]
         if self.tags[state]:
             return self.row(state)[byte]
+        if self._store is not None:
+            found = int(self._table[256 * state + byte])
+            return found if found != UNBUILT else self._store_cell(state, byte)
         pending = self._pend(state)
         c = pending[1][byte]
         targets = pending[4]
@@ -285,6 +312,37 @@ class LexemeDFA:
             targets[-1] -= 1  # threads may race here and miss a count: the row then stays pending
             if targets[-1] <= 0 and not (targets[:-1] == _UNMADE).any():
                 self._publish(state, pending)
+        return target
+
+    def _store_cell(self, state: int, byte: int) -> int:
+        """``cell`` by the C store (``ExprSet.store``): the state's expressions derived by
+        ``byte`` in one call, which also tells the bytes of its class (those no leaf the
+        derivatives read tells apart: each has the same transition), and the transition written
+        into the dense table for every byte of the class. Once every byte is made, the row is
+        published as ``row`` does."""
+        derived, klass = self._store.step_class(self._pair_exprs[state], byte)  # type: ignore[union-attr]
+        exprs = self.exprs
+        nullable, is_empty = exprs.nullable, exprs.is_empty
+        live = tuple([(origin, d) for (origin, _e), d in zip(self.pairs[state], derived)
+                      if d != NOTHING and (nullable[d] or not is_empty(d))])
+        target = self._intern_live(live) if live else DEAD
+        cells = self._class_bytes.get(klass)
+        if cells is None:
+            if len(self._class_bytes) >= _CLASS_ENTRIES:
+                self._class_bytes.clear()  # a cache: the few classes that recur come back
+            cells = np.flatnonzero(np.unpackbits(np.frombuffer(klass.to_bytes(32, "little"), dtype=np.uint8),
+                                                 bitorder="little"))
+            self._class_bytes[klass] = cells
+        with self._lock:
+            if self.rows[state] is None:
+                self._table[256 * state + cells] = target
+                covered = self._covered.get(state, 0) | klass
+                if covered == ALL_BYTES:
+                    # a tuple of ints: the collector stops tracking it (see _publish)
+                    self.rows[state] = tuple(self._table[256 * state:256 * (state + 1)].tolist())
+                    self._covered.pop(state, None)
+                else:
+                    self._covered[state] = covered
         return target
 
     def _pend(self, state: int) -> Pending:
@@ -379,6 +437,8 @@ class LexemeDFA:
         if self.tags[state]:
             return False
         target = self.cell(state, byte)
+        if self._store is not None:
+            return True  # the whole class is in the table (_store_cell)
         if self._table[256 * state + byte] == UNBUILT:
             pending = self._pending.get(state)
             with self._lock:

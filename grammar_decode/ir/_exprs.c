@@ -61,6 +61,9 @@ typedef struct {
     int64_t *dkeys; /* derivative memo: node * 256 + byte, or -1 */
     int32_t *dvals;
     int64_t dcap, dcount;
+    uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_class */
+    int32_t capmarks;
+    uint32_t epoch;
     int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is */
 } Store;
 
@@ -718,6 +721,104 @@ static PyObject *store_nbytes(Store *s, PyObject *unused) {
     return PyLong_FromLongLong(total);
 }
 
+
+/* ---- one byte class of a set of expressions -------------------------------------------------- */
+
+/* The bytes that no leaf a derivative of `items` inspects tells apart from `byte`: the leaves under
+   each item, through concatenations only as far as their first member that cannot be empty (a
+   derivative looks no further), a literal by its next byte. Such bytes have equal derivatives:
+   derive() makes the same calls for each. Each node is visited once per call (epoch marks). */
+static int class_of(Store *s, const int32_t *items, Py_ssize_t count, int byte, uint64_t klass[4]) {
+    if (s->capmarks < s->n) {
+        uint32_t *grown = realloc(s->marks, (size_t)s->cap * sizeof(uint32_t));
+        if (!grown) { PyErr_NoMemory(); return -1; }
+        memset(grown + s->capmarks, 0, (size_t)(s->cap - s->capmarks) * sizeof(uint32_t));
+        s->marks = grown;
+        s->capmarks = s->cap;
+    }
+    if (++s->epoch == 0) {  /* wrapped: clear every mark once */
+        memset(s->marks, 0, (size_t)s->capmarks * sizeof(uint32_t));
+        s->epoch = 1;
+    }
+    uint32_t epoch = s->epoch;
+    for (int w = 0; w < 4; w++) klass[w] = ~0ULL;
+    Ids stack;
+    ids_init(&stack);
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (ids_push(&stack, items[i]) < 0) { ids_free(&stack); return -1; }
+    while (stack.n) {
+        int32_t x = stack.items[--stack.n];
+        if (s->marks[x] == epoch) continue;
+        s->marks[x] = epoch;
+        const Node *node = &s->nodes[x];
+        int pushed = 0;
+        switch (node->kind) {
+        case BYTES_KIND: case LITERAL_KIND: {
+            uint64_t leaf[4] = {0, 0, 0, 0};
+            if (node->kind == BYTES_KIND) memcpy(leaf, node->first, sizeof(leaf));
+            else { int b = (unsigned char)PyBytes_AS_STRING(s->lits[node->a])[node->b]; leaf[b >> 6] = (uint64_t)1 << (b & 63); }
+            int inside = has_byte(leaf, byte);
+            for (int w = 0; w < 4; w++) klass[w] &= inside ? leaf[w] : ~leaf[w];
+            break;
+        }
+        case CONCAT_KIND:
+            for (int64_t j = 0; j < node->b; j++) {
+                int32_t child = s->pool[node->a + j];
+                if (ids_push(&stack, child) < 0) pushed = -1;
+                node = &s->nodes[x];
+                if (pushed < 0 || !s->nodes[child].nullable) break;
+            }
+            break;
+        case OR_KIND: case AND_KIND:
+            for (int64_t j = 0; j < node->b && pushed == 0; j++) pushed = ids_push(&stack, s->pool[node->a + j]);
+            break;
+        case NOT_KIND: case REPEAT_KIND:
+            pushed = ids_push(&stack, (int32_t)node->a);
+            break;
+        }
+        if (pushed < 0) { ids_free(&stack); return -1; }
+    }
+    ids_free(&stack);
+    return 0;
+}
+
+/* step_class(items, byte) -> (derived, klass): each item's derivative by `byte` (NOTHING where the
+   item cannot start with it), and as a 256-bit int the bytes whose derivatives are the same
+   (class_of). One lexer transition of a state whose expressions are `items`, and every other
+   byte it stands for. */
+static PyObject *store_step_class(Store *s, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0])) { PyErr_SetString(PyExc_TypeError, "step_class(items: tuple, byte)"); return NULL; }
+    long byte = PyLong_AsLong(args[1]);
+    if (byte == -1 && PyErr_Occurred()) return NULL;
+    if (byte < 0 || byte > 255) { PyErr_SetString(PyExc_ValueError, "a byte is 0..255"); return NULL; }
+    PyObject *tuple = args[0];
+    Py_ssize_t count = PyTuple_GET_SIZE(tuple);
+    Ids items;
+    ids_init(&items);
+    PyObject *derived = NULL, *result = NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t id = node_arg(s, PyTuple_GET_ITEM(tuple, i));
+        if (id < 0 || ids_push(&items, id) < 0) goto done;
+    }
+    uint64_t klass[4];
+    if (class_of(s, items.items, items.n, (int)byte, klass) < 0) goto done;
+    derived = PyTuple_New(count);
+    if (!derived) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t d = has_byte(s->nodes[items.items[i]].first, (int)byte) ? derive(s, items.items[i], (int)byte) : NOTHING;
+        PyObject *value = d < 0 ? NULL : PyLong_FromLong(d);
+        if (!value) goto done;
+        PyTuple_SET_ITEM(derived, i, value);
+    }
+    PyObject *mask = mask_to_int(klass);
+    if (mask) result = PyTuple_Pack(2, derived, mask);
+    Py_XDECREF(mask);
+done:
+    Py_XDECREF(derived);
+    ids_free(&items);
+    return result;
+}
+
 /* ---- the read-only views: kinds, nullables, args --------------------------------------------- */
 
 typedef struct {
@@ -826,6 +927,7 @@ static void store_dealloc(Store *s) {
     free(s->index);
     free(s->dkeys);
     free(s->dvals);
+    free(s->marks);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -842,6 +944,8 @@ static PyMethodDef store_methods[] = {
     {"negate", (PyCFunction)store_negate, METH_O, "Complement."},
     {"repeat", (PyCFunction)(void (*)(void))store_repeat, METH_FASTCALL, "item{lo,hi} (hi None: unbounded)."},
     {"derivative", (PyCFunction)(void (*)(void))store_derivative, METH_FASTCALL, "The derivative by one byte."},
+    {"step_class", (PyCFunction)(void (*)(void))store_step_class, METH_FASTCALL,
+     "step_class(items, byte) -> (derivatives by byte, the bytes with the same ones)."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},
     {"has_boolean", (PyCFunction)store_has_boolean, METH_O, "Whether & or ¬ occurs in the node."},
     {"has_unbounded_repeat", (PyCFunction)store_has_unbounded_repeat, METH_O, "Whether a repeat without bound occurs."},

@@ -11,12 +11,20 @@ from grammar_decode.engine import dfa as dfa_module
 from grammar_decode.engine.dfa import DEAD, dfa_for
 from grammar_decode.engine.lexer import Lexer
 from grammar_decode.frontends.regex import translate
+from grammar_decode.ir import regex as regex_module
 from grammar_decode.ir.regex import ExprSet, shared_exprs
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
 from helpers import run_in_threads
 
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here on both expression stores: the C one, whose transitions are made a byte
+    class at a time by ``step_class``, and the Python one, whose rows are made from class maps."""
+    monkeypatch.setattr(regex_module, "COMPILED", request.param == "compiled" and regex_module._exprs is not None)
+    return request.param
 
 def test_two_grammars_share_states_and_keep_their_own_lexeme_numbers() -> None:
     exprs = ExprSet()
@@ -134,7 +142,8 @@ def test_the_growing_tables_are_left_to_the_collector_untracked() -> None:
     lexer = Lexer(exprs, [translate(exprs, r"[a-z][a-z0-9_-]{0,40}@[a-z]+\.(com|org)")])
     state = lexer.feed(lexer.start([0]), b"joe_")
     assert state != DEAD
-    lexer.row(state)  # its split sets and class map made
+    lexer.row(state)  # its split sets and class map made (the Python store's path)
+    splits = [exprs.split_sets(e) for _origin, e in lexer.dfa.pairs[state]]
     gc.collect()
     gc.collect()  # a tuple of tuples goes untracked once its members have been seen untracked
     dfa = lexer.dfa
@@ -143,7 +152,6 @@ def test_the_growing_tables_are_left_to_the_collector_untracked() -> None:
     tracked = [m for m in dfa._class_maps.values() if type(m) is not tuple or gc.is_tracked(m)]
     assert not tracked, [(type(m), gc.is_tracked(m), [(type(x), gc.is_tracked(x)) for x in m]) for m in tracked][:3]
     assert type(dfa.first_bytes(state)) is tuple
-    splits = [exprs.split_sets(e) for _origin, e in dfa.pairs[state]]
     assert splits and all(type(s) is tuple and not gc.is_tracked(s) for s in splits)
 
 
@@ -151,8 +159,8 @@ _EMAIL = r"[a-z][a-z0-9_.-]{0,40}@[a-z0-9-]+\.(com|org|net)"
 _ESCAPED = r'"([^"\\]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4})){0,20}"'
 
 
-def _fed(pattern: str, text: bytes) -> tuple[Lexer, int]:
-    exprs = ExprSet()
+def _fed(pattern: str, text: bytes, compiled: bool | None = None) -> tuple[Lexer, int]:
+    exprs = ExprSet(compiled=compiled)
     lexer = Lexer(exprs, [translate(exprs, pattern)])
     state = lexer.feed(lexer.start([0]), text)
     assert state != DEAD
@@ -183,10 +191,36 @@ def test_cells_made_one_class_at_a_time_behave_as_whole_rows(pattern: str, text:
     assert len(seen) >= 15
 
 
-def test_a_cell_makes_only_its_class() -> None:
-    """One cell interns one state; the dense table gets that class's bytes and DEAD for the
-    classes no pair can start, the rest stays UNBUILT; the row is published once every class is
-    made, equal to the cells."""
+@pytest.mark.parametrize("pattern, text", [(_EMAIL, b"jo"), (_ESCAPED, b'"a'), (_EMAIL, b"joe@x")])
+def test_the_two_stores_build_equivalent_dfas(pattern: str, text: bytes) -> None:
+    """The DFA on the C store (transitions by ``step_class``) and the one on the Python store
+    (class maps): every state reached pairwise within six bytes agrees (dead, accepting, the
+    expressions left, described)."""
+    fast, a = _fed(pattern, text, compiled=True)
+    slow, b = _fed(pattern, text, compiled=False)
+    assert fast.dfa._store is not None and slow.dfa._store is None
+    frontier, seen = [(a, b)], {(a, b)}
+    for _depth in range(6):
+        following = []
+        for x, y in frontier:
+            for byte in range(256):
+                p, q = fast.step(x, byte), slow.step(y, byte)
+                assert (p == DEAD) == (q == DEAD), (x, y, byte)
+                if p != DEAD:
+                    assert fast.dfa.matches[p] == slow.dfa.matches[q]
+                    assert [fast.exprs.describe(e) for _o, e in fast.dfa.pairs[p]] == \
+                        [slow.exprs.describe(e) for _o, e in slow.dfa.pairs[q]]
+                    if (p, q) not in seen and len(seen) < 300:
+                        seen.add((p, q))
+                        following.append((p, q))
+        frontier = following
+    assert len(seen) >= 8
+
+
+def test_a_cell_makes_only_its_class(store: str) -> None:
+    """One cell interns one state; the dense table gets that class's bytes (and, from class
+    maps, DEAD for the classes no pair can start), the rest stays UNBUILT; the row is published
+    once every class is made, equal to the cells."""
     lexer, state = _fed(_EMAIL, b"jo")
     dfa = lexer.dfa
     before = len(dfa)
@@ -195,17 +229,20 @@ def test_a_cell_makes_only_its_class() -> None:
     table, _accepts = dfa.dense()
     cells = table[256 * state:256 * (state + 1)]
     assert cells[ord("x")] == cells[ord("a")] == dfa.cell(state, ord("a")) >= 0
-    assert cells[ord("!")] == DEAD and cells[0xFF] == DEAD  # no pair can start with them
+    if store == "python":
+        assert cells[ord("!")] == DEAD and cells[0xFF] == DEAD  # no pair can start with them
+    else:
+        assert cells[ord("!")] == dfa_module.UNBUILT  # made when asked for
     assert cells[ord("@")] == dfa_module.UNBUILT and dfa.rows[state] is None
     made = [dfa.cell(state, byte) for byte in range(256)]
-    assert dfa.rows[state] == tuple(made) and state not in dfa._pending
+    assert dfa.rows[state] == tuple(made) and state not in dfa._pending and state not in dfa._covered
     assert list(dfa.dense()[0][256 * state:256 * (state + 1)]) == made
 
 
 def test_pending_rows_are_left_to_the_collector_untracked() -> None:
     import gc
 
-    lexer, state = _fed(_EMAIL, b"joe_")
+    lexer, state = _fed(_EMAIL, b"joe_", compiled=False)  # pending rows are the Python store's path
     lexer.dfa.cell(state, ord("q"))
     for _level in range(4):  # a collection untracks one more level of a tuple of tuples
         gc.collect()

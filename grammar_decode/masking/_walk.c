@@ -1,6 +1,7 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
-   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached[, mutation])
+   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached
+               [, mutation, node_token_start, node_token_ids, bits])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state: the next state, DEAD (-1), or
@@ -20,7 +21,12 @@
                       allowed node leads to (the caller clears the entries reached names, so one
                       buffer serves many walks without an O(states) clear per walk).
    reached:           int32 out, n entries: each state seen turns to 1, once.
-   mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries.
+   mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries, 3 leaves out
+                      the last token of each node from bits.
+   node_token_start, node_token_ids, bits: where given (as set_token_bits takes them), the tokens
+                      of each allowed node are set in bits as the walk goes, and nodes is not
+                      written (it may be empty): the mask in the same pass, not a second one over
+                      a list of nodes.
 
    Returns -1 when the walk is done, or the lexer state whose transition on the byte of node
    counts[2] is missing: the caller makes it, writes it into the table (a grown table, and a grown
@@ -144,15 +150,17 @@ static int take_trie_and_lexer(PyObject *const objs[5], held_buffer *const out[5
 
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
-        *o_reached;
+        *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
-                          &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation))
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
+                          &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
+                          &o_tids, &o_bits))
         return NULL;
-    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached;
+    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached,
+        b_tstart, b_tids, b_bits;
     held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
-                          &b_seen, &b_reached};
+                          &b_seen, &b_reached, &b_tstart, &b_tids, &b_bits};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
     walk_inputs w;
@@ -163,6 +171,10 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen") ||
         take(o_reached, &b_reached, 4, 1, "reached"))
         goto done;
+    const int with_bits = o_bits != Py_None;
+    if (with_bits && (take(o_tstart, &b_tstart, 8, 0, "node_token_start") || take(o_tids, &b_tids, 8, 0, "node_token_ids") ||
+                      take(o_bits, &b_bits, 1, 1, "bits")))
+        goto done;
     {
         int32_t *stack = (int32_t *)b_stack.view.buf;
         int32_t *nodes = (int32_t *)b_nodes.view.buf;
@@ -172,13 +184,22 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         int32_t *reached = (int32_t *)b_reached.view.buf;
         const Py_ssize_t seen_len = b_seen.view.len;
         const Py_ssize_t stack_len = b_stack.view.len / 4;
-        if (b_nodes.view.len < 4 * w.n ||
+        if ((!with_bits && b_nodes.view.len < 4 * w.n) ||
             b_bounds.view.len < 8 * w.n || b_counts.view.len < 32 || b_reached.view.len < 4 * w.n) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: buffers of mismatched sizes");
             goto done;
         }
         if (start < 0 || start >= w.states || stack_len < 1 || resume < 1) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: start state or resume node out of range");
+            goto done;
+        }
+        const int64_t *tstart = with_bits ? (const int64_t *)b_tstart.view.buf : NULL;
+        const int64_t *tids = with_bits ? (const int64_t *)b_tids.view.buf : NULL;
+        uint8_t *bits = with_bits ? (uint8_t *)b_bits.view.buf : NULL;
+        const int64_t n_tids = with_bits ? (int64_t)(b_tids.view.len / 8) : 0;
+        const int64_t width = with_bits ? (int64_t)b_bits.view.len * 8 : 0;
+        if (with_bits && b_tstart.view.len != 8 * (w.n + 1)) {
+            PyErr_SetString(PyExc_ValueError, "walk_lexeme: node_token_start is not one longer than the trie");
             goto done;
         }
         Py_ssize_t i = resume;
@@ -209,7 +230,19 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 seen[nxt] = 1;
                 reached[n_reached++] = nxt;
             }
-            nodes[n_nodes++] = (int32_t)i;
+            if (with_bits) {  /* the node's tokens straight into the mask: no list of nodes */
+                int64_t from = tstart[i], to = tstart[i + 1];
+                if (from < 0 || to > n_tids || from > to) { bad = 1; break; }
+                if (mutation == 3 && to > from) to--; /* tests only: a token left out */
+                for (int64_t j = from; j < to; j++) {
+                    int64_t token = tids[j];
+                    if (token < 0 || token >= width) { bad = 1; break; }
+                    bits[token >> 3] |= (uint8_t)(1u << (token & 7));
+                }
+                if (bad) break;
+            } else {
+                nodes[n_nodes++] = (int32_t)i;
+            }
             i++;
         }
         Py_END_ALLOW_THREADS

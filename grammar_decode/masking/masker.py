@@ -38,7 +38,7 @@ from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import plain_run, plain_successor, string_slice
-from .walk import Boundaries, boundary_walk, lexeme_walk, token_bits
+from .walk import Boundaries, boundary_walk, lexeme_bits
 
 _UNKNOWN = object()
 
@@ -131,8 +131,7 @@ class Masker:
         lexer = self.recognizer.lexer
         run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
         trie = self.slice.rest if run is not None else self.trie
-        nodes, boundaries, reached = lexeme_walk(lexer, trie, lex)
-        bits = token_bits(trie, nodes, self.size)
+        bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
         if run is not None:
             count, states = run
             if count:

@@ -94,13 +94,30 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
+def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int) -> tuple[np.ndarray, Boundaries, set[int]]:
+    """``lexeme_walk`` and ``token_bits`` of its nodes at once: the mask of the tokens that stay
+    inside the lexeme begun at ``lex`` (packed, as ``token_bits`` gives it), the boundaries met,
+    and the lexer states reached. The compiled walk sets each allowed node's tokens as it goes
+    (no list of nodes, no second pass); else the Python walk, then ``token_bits``."""
+    if COMPILED:
+        bits = np.zeros(4 * bitmask_words(size), dtype=np.uint8)
+        found = compiled_lexeme_walk(lexer, trie, lex, bits)
+        if found is not None:
+            return bits, found[1], found[2]
+    nodes, boundaries, reached = python_lexeme_walk(lexer, trie, lex)
+    return token_bits(trie, nodes, size), boundaries, reached
+
+
+def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None
                          ) -> tuple[np.ndarray, np.ndarray, set[int]] | None:
     """``python_lexeme_walk`` by the C kernel; None where it cannot run (a state whose row is
-    made one byte at a time, ``Lexer.dense_cell``), and the caller walks in Python."""
+    made one byte at a time, ``Lexer.dense_cell``), and the caller walks in Python. With
+    ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there instead
+    of the nodes listed (the nodes returned are then empty)."""
     byte_at, depth_at, end_at = trie.arrays()
     n = len(byte_at)
-    nodes = np.empty(n, dtype=np.int32)
+    nodes = np.empty(0 if bits is not None else n, dtype=np.int32)
+    extra = () if bits is None else (trie.node_token_start, trie.node_token_ids, bits)
     bounds = np.empty(2 * n, dtype=np.int32)
     reached = np.empty(n, dtype=np.int32)
     counts = np.zeros(4, dtype=np.int64)
@@ -117,7 +134,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int
                 grown[:len(seen)] = seen  # the marks of this walk so far
                 seen = _SCRATCH.seen = grown
             missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, resume, stack, nodes, bounds,
-                                        counts, seen, reached, _MUTATION)
+                                        counts, seen, reached, _MUTATION, *extra)
             if missing < 0:
                 break
             resume = int(counts[2])

@@ -98,32 +98,42 @@ def test_a_broken_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.Monk
         _compare(grammar, gpt2, json.dumps(DOCUMENTS[0][1]).encode())
 
 
-def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes) -> int:
+def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes, fused: bool) -> int:
     """How many walks' token bits the kernel and the numpy reference agree on (asserting they do),
-    over the whole trie and over the trie of the tokens outside the plain-text slice."""
+    over the whole trie and over the trie of the tokens outside the plain-text slice: the bits of
+    the Python walk's nodes set by ``token_bits``, or (``fused``) set by the lexeme walk itself as
+    it goes (``lexeme_bits``, with its boundaries and states reached)."""
     from grammar_decode.masking.slices import string_slice
 
     lexer, compared = grammar.recognizer.lexer, 0
     for trie in (vocab.trie, string_slice(vocab).rest):
         for lex in _lexer_states(grammar, text):
-            nodes, _bounds, _reached = walk.python_lexeme_walk(lexer, trie, lex)
-            fast = walk.token_bits(trie, np.array(nodes, dtype=np.int32), len(vocab))
+            nodes, bounds, reached = walk.python_lexeme_walk(lexer, trie, lex)
             slow = walk.python_token_bits(trie, nodes, len(vocab))
+            if fused:
+                fast, fast_bounds, fast_reached = walk.lexeme_bits(lexer, trie, lex, len(vocab))
+                assert [tuple(b) for b in np.asarray(fast_bounds).tolist()] == bounds and fast_reached == reached
+            else:
+                fast = walk.token_bits(trie, np.array(nodes, dtype=np.int32), len(vocab))
             assert fast.dtype == slow.dtype == np.uint8 and np.array_equal(fast, slow), lex
             compared += bool(nodes)
     return compared
 
 
+@pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("schema,document", DOCUMENTS[:4])
-def test_token_bits_equal_the_numpy_reference(gpt2: gd.Vocabulary, schema: dict, document: object) -> None:
-    assert _compare_bits(gd.compile_json_schema(schema), gpt2, json.dumps(document).encode()) > 0
+def test_token_bits_equal_the_numpy_reference(gpt2: gd.Vocabulary, schema: dict, document: object,
+                                              fused: bool) -> None:
+    assert _compare_bits(gd.compile_json_schema(schema), gpt2, json.dumps(document).encode(), fused) > 0
 
 
-def test_a_kernel_leaving_out_tokens_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
-    """3: the last token spelled at each node is left out of the bits."""
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_kernel_leaving_out_tokens_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch,
+                                               fused: bool) -> None:
+    """3: the last token spelled at each node is left out of the bits (either kernel)."""
     monkeypatch.setattr(walk, "_MUTATION", 3)
     with pytest.raises(AssertionError):
-        _compare_bits(gd.compile_json_schema(PERSON), gpt2, json.dumps(DOCUMENTS[0][1]).encode())
+        _compare_bits(gd.compile_json_schema(PERSON), gpt2, json.dumps(DOCUMENTS[0][1]).encode(), fused)
 
 
 def _tiny_trie_and_lexer() -> tuple[np.ndarray, ...]:

@@ -417,8 +417,9 @@ class LexemeDFA:
     def _grow(self, capacity: int) -> None:
         """Room for ``capacity`` states in the dense table (the lock is held). A walk still
         reading the old table sees cells made since as UNBUILT and asks again (``dense_cell``)."""
-        table = np.full(256 * capacity, UNBUILT, dtype=np.int32)
+        table = np.empty(256 * capacity, dtype=np.int32)  # each entry written once: copied or UNBUILT
         table[:len(self._table)] = self._table
+        table[len(self._table):] = UNBUILT
         accepts = np.zeros(capacity, dtype=np.uint8)
         accepts[:len(self._accepts)] = self._accepts
         self._table, self._accepts = table, accepts

@@ -509,6 +509,132 @@ done:
     return result;
 }
 
+
+/* plain_successor(table, state, where[, mutation]) -> int
+
+   slices.plain_successor over the dense table: where every plain JSON string character (printable
+   ASCII but '"' and '\\', and every well-formed multi-byte UTF-8 character, read byte by byte)
+   leads `state`, when they all lead to one place. Returns that state, DEAD (-1) when none can be
+   read, -2 when they go different ways or the exploration passes 4096 (lexer state, UTF-8
+   position) items (slices.MAX_EXPLORED), or -3 when a transition is not in the table yet: its
+   state and byte are written to where[0], where[1] (int64); the caller makes it
+   (Lexer.dense_cell) and calls again with the grown table. mutation (tests only): 4 skips the
+   continuation bytes. Runs with the GIL held: it is a few hundred table reads. */
+#define PLAIN_MAX_EXPLORED 4096
+#define PLAIN_SLOTS 16384 /* a power of two, over twice the most items kept */
+
+static const uint8_t lead_lo[8] = {0xC2, 0xE0, 0xE1, 0xED, 0xEE, 0xF0, 0xF1, 0xF4};
+static const uint8_t lead_hi[8] = {0xDF, 0xE0, 0xEC, 0xED, 0xEF, 0xF0, 0xF3, 0xF4};
+static const uint8_t lead_count[8] = {1, 2, 2, 2, 2, 3, 3, 3};
+static const uint8_t cont_lo[8] = {0x80, 0xA0, 0x80, 0x80, 0x80, 0x90, 0x80, 0x80};
+static const uint8_t cont_hi[8] = {0xBF, 0xBF, 0xBF, 0x9F, 0xBF, 0xBF, 0xBF, 0x8F};
+
+/* Adds key to the set; 1 if new, 0 if there already. */
+static int plain_add(int64_t *slots, int64_t key) {
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
+    for (uint64_t probe = h >> 50;; probe = (probe + 1) & (PLAIN_SLOTS - 1)) {
+        if (slots[probe] == key) return 0;
+        if (slots[probe] < 0) { slots[probe] = key; return 1; }
+    }
+}
+
+static PyObject *plain_successor(PyObject *self, PyObject *args) {
+    PyObject *o_table, *o_where;
+    long state;
+    int mutation = 0;
+    if (!PyArg_ParseTuple(args, "OlO|i", &o_table, &state, &o_where, &mutation)) return NULL;
+    held_buffer b_table, b_where;
+    b_table.held = b_where.held = 0;
+    PyObject *result = NULL;
+    int64_t *slots = NULL, *work = NULL;
+    if (take(o_table, &b_table, 4, 0, "table") || take(o_where, &b_where, 8, 1, "where")) goto done;
+    if (b_where.view.len < 16) { PyErr_SetString(PyExc_ValueError, "plain_successor: where holds two int64"); goto done; }
+    {
+        const int32_t *table = (const int32_t *)b_table.view.buf;
+        const int64_t states = b_table.view.len / (256 * 4);
+        int64_t *where = (int64_t *)b_where.view.buf;
+        long answer = -2;
+        int64_t missing_state = -1, missing_byte = -1;
+#define STEP(S, B, OUT)                                                                   \
+        do {                                                                              \
+            int64_t s_ = (S);                                                             \
+            int32_t v_ = s_ < states ? table[s_ * 256 + (B)] : UNBUILT;                  \
+            if (v_ == UNBUILT || v_ >= states) { missing_state = s_; missing_byte = (B); goto decided; } \
+            (OUT) = v_;                                                                   \
+        } while (0)
+        if (state < 0 || state >= states) {
+            if (state == DEAD) { answer = DEAD; goto decided; }
+            missing_state = state; missing_byte = 0x20;
+            goto decided;
+        }
+        int32_t target, nxt;
+        STEP(state, 0x20, target);
+        for (int b = 0x20; b < 0x80; b++) {
+            if (b == 0x22 || b == 0x5C) continue;
+            STEP(state, b, nxt);
+            if (nxt != target) goto decided; /* None */
+        }
+        slots = malloc(PLAIN_SLOTS * sizeof(int64_t));
+        work = malloc((PLAIN_MAX_EXPLORED + 64) * 4 * sizeof(int64_t));
+        if (!slots || !work) { PyErr_NoMemory(); goto done; }
+        memset(slots, 0xff, PLAIN_SLOTS * sizeof(int64_t));
+        int64_t n_seen = 0, n_work = 0;
+        for (int k = 0; k < 8; k++) {
+            for (int b = lead_lo[k]; b <= lead_hi[k]; b++) {
+                STEP(state, b, nxt);
+                if (nxt == DEAD) {
+                    if (target != DEAD) goto decided;
+                    continue;
+                }
+                if (target == DEAD) goto decided; /* a lead byte lives on where ASCII dies */
+                if (mutation == 4) continue;
+                int64_t key = ((int64_t)nxt << 24) | ((int64_t)lead_count[k] << 16) | (cont_lo[k] << 8) | cont_hi[k];
+                if (plain_add(slots, key)) {
+                    n_seen++;
+                    work[4 * n_work] = nxt; work[4 * n_work + 1] = lead_count[k];
+                    work[4 * n_work + 2] = cont_lo[k]; work[4 * n_work + 3] = cont_hi[k];
+                    n_work++;
+                }
+            }
+        }
+        while (n_work) {
+            n_work--;
+            int64_t lex = work[4 * n_work], count = work[4 * n_work + 1];
+            int lo = (int)work[4 * n_work + 2], hi = (int)work[4 * n_work + 3];
+            for (int b = lo; b <= hi; b++) {
+                STEP(lex, b, nxt);
+                if (count == 1) {
+                    if (nxt != target) goto decided;
+                    continue;
+                }
+                if (nxt == DEAD) goto decided;
+                int64_t key = ((int64_t)nxt << 24) | ((count - 1) << 16) | (0x80 << 8) | 0xBF;
+                if (plain_add(slots, key)) {
+                    if (++n_seen > PLAIN_MAX_EXPLORED) goto decided;
+                    work[4 * n_work] = nxt; work[4 * n_work + 1] = count - 1;
+                    work[4 * n_work + 2] = 0x80; work[4 * n_work + 3] = 0xBF;
+                    n_work++;
+                }
+            }
+        }
+        answer = target;
+#undef STEP
+    decided:
+        if (missing_state >= 0) {
+            where[0] = missing_state;
+            where[1] = missing_byte;
+            answer = -3;
+        }
+        result = PyLong_FromLong(answer);
+    }
+done:
+    free(slots);
+    free(work);
+    release(&b_table);
+    release(&b_where);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
@@ -520,6 +646,9 @@ static PyMethodDef methods[] = {
      "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a state whose transition is missing."},
     {"rehash_pairs", rehash_pairs, METH_VARARGS,
      "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},
+    {"plain_successor", plain_successor, METH_VARARGS,
+     "plain_successor(table, state, where[, mutation])\n"
+     "Where every plain JSON string character leads a lexer state, if one place (masking/slices.py)."},
     {"set_token_bits", set_token_bits, METH_VARARGS,
      "set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])\n"
      "Set the bit of every token spelled at the given trie nodes (masking/walk.py)."},

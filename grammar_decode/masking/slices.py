@@ -27,6 +27,7 @@ import numpy as np
 from ..engine.lexer import DEAD, Lexer
 from ..vocab import TokenTrie, Vocabulary
 from .bitmask import pack_mask
+from .walk import COMPILED, _walk
 
 #: Most (lexer state, UTF-8 position) pairs explored before giving up (the slice then does not
 #: apply and the whole trie is walked: slower, never wrong).
@@ -107,7 +108,30 @@ def string_slice(vocab: Vocabulary) -> StringSlice:
 def plain_successor(lexer: Lexer, state: int) -> int | None:
     """Where every plain JSON string character leads ``state``, when they all lead to one place:
     that state, ``DEAD`` when none of them can be read, None when they go different ways (or the
-    exploration passes ``MAX_EXPLORED``)."""
+    exploration passes ``MAX_EXPLORED``). By the C kernel (``_walk.plain_successor``, a few
+    hundred reads of the dense table) where it runs, else ``python_plain_successor``; both
+    give the same."""
+    if COMPILED and state != DEAD:
+        where = np.zeros(2, dtype=np.int64)
+        while True:
+            table, _accepts = lexer.dense()
+            found = _walk.plain_successor(table, state, where, _MUTATION)
+            if found != _MISSING:
+                return None if found == _UNDECIDED else found
+            if not lexer.dense_cell(int(where[0]), int(where[1])):
+                break  # a state whose row is made byte by byte (guarded pairs): the Python way
+    return python_plain_successor(lexer, state)
+
+
+#: ``_walk.plain_successor``'s answers that are not states: plain characters go different ways;
+#: a transition is missing from the table.
+_UNDECIDED, _MISSING = -2, -3
+#: Tests only: a deliberately broken kernel (4: multi-byte characters not explored).
+_MUTATION = 0
+
+
+def python_plain_successor(lexer: Lexer, state: int) -> int | None:
+    """``plain_successor`` in Python, one ``Lexer.step`` at a time (the reference)."""
     if state == DEAD:
         return DEAD
     target = lexer.step(state, _PLAIN_ASCII[0])

@@ -43,8 +43,13 @@ from ..ir.grammar import LexemeGuard
 from ..ir.regex import ALL_BYTES, NOTHING, ExprSet, partition_of
 
 DEAD = -1
-#: In the dense table (``LexemeDFA.dense``): the state's row is not there yet.
+#: A transition not made yet (``LexemeDFA.dense``).
 UNBUILT = -2
+#: The dense table holds each transition plus ``STORED``, so that ``UNBUILT`` is 0 there: a new
+#: table is zero pages, which the OS hands out only as rows are written (``np.zeros`` of
+#: ``MAX_STATES`` rows costs nothing up front), and it never has to grow by copying (a copy of
+#: 128 MiB of rows stalled a mask for over a second).
+STORED = 2
 #: States one DFA makes before its ``ExprSet`` is retired (new grammars then start a new set;
 #: the grammars on this one keep it, and it goes when they do). About 1 KB a state with its row.
 MAX_STATES = 1 << 18
@@ -120,8 +125,7 @@ class LexemeDFA:
         self._vouch: dict[tuple[int, int, Hashable], bool] = {}
         # the rows again as one int32 table of 256 per state (UNBUILT where not built), and a
         # byte per state (1: accepting), for compiled walks; grown by doubling, under the lock
-        self._table = np.full(256 * 64, UNBUILT, dtype=np.int32)
-        self._accepts = np.zeros(64, dtype=np.uint8)
+        self._table, self._accepts = _zeroed_tables(MAX_STATES)
         #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
         #: a ``_LazyRow`` for states with guarded pairs)
         self.rows: list[tuple[int, ...] | _LazyRow | None] = []
@@ -211,6 +215,7 @@ class LexemeDFA:
             accepting = frozenset(origin for origin, e in live
                                   if exprs.nullable[e] and (origin not in tag_of or
                                                             origins[origin][1].complete(tag_of[origin])))  # type: ignore[union-attr]
+            accepting = accepting or _NONE  # one empty set for every state that matches nothing
             self.accepting.append(accepting)
             self.matches.append(bool(accepting))
             self.closed.append(not any(exprs.first_bytes(e) for _origin, e in live))
@@ -300,7 +305,7 @@ class LexemeDFA:
         if self.tags[state]:
             return self.row(state)[byte]
         if self._store is not None:
-            found = int(self._table[256 * state + byte])
+            found = int(self._table[256 * state + byte]) - STORED
             return found if found != UNBUILT else self._store_cell(state, byte)
         pending = self._pend(state)
         c = pending[1][byte]
@@ -335,11 +340,11 @@ class LexemeDFA:
             self._class_bytes[klass] = cells
         with self._lock:
             if self.rows[state] is None:
-                self._table[256 * state + cells] = target
+                self._table[256 * state + cells] = target + STORED
                 covered = self._covered.get(state, 0) | klass
                 if covered == ALL_BYTES:
                     # a tuple of ints: the collector stops tracking it (see _publish)
-                    self.rows[state] = tuple(self._table[256 * state:256 * (state + 1)].tolist())
+                    self.rows[state] = tuple((self._table[256 * state:256 * (state + 1)] - STORED).tolist())
                     self._covered.pop(state, None)
                 else:
                     self._covered[state] = covered
@@ -394,7 +399,7 @@ class LexemeDFA:
             with self._lock:
                 # not over a row another thread published meanwhile (it sets rows, then writes here)
                 if self.rows[state] is None:
-                    self._table[256 * state:256 * (state + 1)] = np.where(live[class_array], UNBUILT, DEAD)
+                    self._table[256 * state:256 * (state + 1)] = np.where(live[class_array], UNBUILT, DEAD) + STORED
         return pending
 
     def _class_target(self, pending: Pending, c: int) -> int:
@@ -410,24 +415,23 @@ class LexemeDFA:
         row = tuple(pending[4][pending[2]].tolist())
         self.rows[state] = row  # published whole: concurrent readers see None or the full row
         with self._lock:
-            self._table[256 * state:256 * (state + 1)] = row
+            self._table[256 * state:256 * (state + 1)] = np.array(row, dtype=np.int32) + STORED
         self._pending.pop(state, None)
         return row
 
     def _grow(self, capacity: int) -> None:
         """Room for ``capacity`` states in the dense table (the lock is held). A walk still
         reading the old table sees cells made since as UNBUILT and asks again (``dense_cell``)."""
-        table = np.empty(256 * capacity, dtype=np.int32)  # each entry written once: copied or UNBUILT
+        table, accepts = _zeroed_tables(capacity)
         table[:len(self._table)] = self._table
-        table[len(self._table):] = UNBUILT
-        accepts = np.zeros(capacity, dtype=np.uint8)
         accepts[:len(self._accepts)] = self._accepts
         self._table, self._accepts = table, accepts
 
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
-        """The transitions as an int32 table (``table[256 * state + byte]``: the next state,
-        ``DEAD``, or ``UNBUILT``) and the accepting byte per state; both grow (a new array) as
-        states are made, so ask again after ``dense_cell``."""
+        """The transitions as an int32 table (``table[256 * state + byte] - STORED``: the next
+        state, ``DEAD``, or ``UNBUILT``) and the accepting byte per state, for compiled walks.
+        Room for ``MAX_STATES`` states from the start; past that both grow (new arrays), so ask
+        again after ``dense_cell``."""
         return self._table, self._accepts
 
     def dense_cell(self, state: int, byte: int) -> bool:
@@ -440,14 +444,14 @@ class LexemeDFA:
         target = self.cell(state, byte)
         if self._store is not None:
             return True  # the whole class is in the table (_store_cell)
-        if self._table[256 * state + byte] == UNBUILT:
+        if self._table[256 * state + byte] == UNBUILT + STORED:
             pending = self._pending.get(state)
             with self._lock:
                 if pending is not None:
                     row_cells = self._table[256 * state:256 * (state + 1)]
-                    row_cells[pending[2] == pending[1][byte]] = target
+                    row_cells[pending[2] == pending[1][byte]] = target + STORED
                 else:  # published since (the whole row is written, or is being written)
-                    self._table[256 * state + byte] = target
+                    self._table[256 * state + byte] = target + STORED
         return True
 
     def _guarded_row(self, state: int) -> "_LazyRow":
@@ -486,8 +490,19 @@ class LexemeDFA:
         return found
 
 
+#: The empty set of origins, shared: each ``frozenset()`` made from an empty iterable is a new
+#: object the collector tracks, and most states match nothing (70,000 of them once tracked made
+#: every full collection slower).
+_NONE: frozenset[int] = frozenset()
+
 _DFAS: "weakref.WeakKeyDictionary[ExprSet, LexemeDFA]" = weakref.WeakKeyDictionary()
 _DFAS_LOCK = threading.Lock()
+
+
+def _zeroed_tables(capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """A dense table and accepting bytes for ``capacity`` states, all zero (every transition
+    ``UNBUILT``): calloc'd, so the pages are the OS's zero pages until written."""
+    return np.zeros(256 * capacity, dtype=np.int32), np.zeros(capacity, dtype=np.uint8)
 
 
 def dfa_for(exprs: ExprSet) -> LexemeDFA:

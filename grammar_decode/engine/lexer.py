@@ -67,7 +67,8 @@ class Lexer:
 
     def _accepting(self, state: int) -> frozenset[int]:
         lexeme_at = self.lexeme_at
-        return frozenset(lexeme_at[origin] for origin in self.dfa.accepting[state])
+        origins = self.dfa.accepting[state]
+        return frozenset(lexeme_at[origin] for origin in origins) if origins else origins  # the shared empty set
 
     def _pairs(self, state: int) -> tuple[tuple[int, int], ...]:
         lexeme_at = self.lexeme_at

@@ -4,8 +4,9 @@
                [, mutation, node_token_start, node_token_ids, bits])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
-   table:             the lexer's transitions, int32, 256 per state: the next state, DEAD (-1), or
-                      UNBUILT (-2) where the transition is not made yet (rows are made one byte
+   table:             the lexer's transitions, int32, 256 per state, each plus STORED (2): the next
+                      state, DEAD (-1), or UNBUILT (-2, stored as 0: a fresh table is zero pages)
+                      where the transition is not made yet (rows are made one byte
                       class at a time, engine/dfa.py).
    accepting:         uint8 per state (bit 0): a lexeme matches there.
    start:             the lexer state the walk begins in.
@@ -90,6 +91,8 @@
 
 #define DEAD (-1)
 #define UNBUILT (-2)
+/* The table holds each transition plus STORED (engine/dfa.py), so that UNBUILT is 0 there. */
+#define STORED 2
 
 typedef struct {
     Py_buffer view;
@@ -212,7 +215,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             if (d < 1 || d >= stack_len) { bad = 1; break; }
             int32_t parent = stack[d - 1];
             if (parent < 0 || parent >= w.states || parent >= w.accepting_len) { bad = 1; break; }
-            int32_t nxt = w.table[(Py_ssize_t)parent * 256 + w.byte_at[i]];
+            int32_t nxt = w.table[(Py_ssize_t)parent * 256 + w.byte_at[i]] - STORED;
             if (nxt == UNBUILT) { missing = parent; break; }
             if (nxt >= 0 && nxt >= seen_len) { bad = 1; break; }
             if (nxt == DEAD) {
@@ -421,7 +424,7 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                 /* a state made after this table was (a restart's start state): its transitions are missing */
                 if (lex >= w.states || lex >= w.accepting_len) { status = lex; break; }
                 uint8_t b = w.byte_at[i];
-                int32_t nxt = w.table[(Py_ssize_t)lex * 256 + b];
+                int32_t nxt = w.table[(Py_ssize_t)lex * 256 + b] - STORED;
                 if (nxt == UNBUILT) { status = lex; break; }
                 if (nxt == DEAD) {
                     /* another boundary inside the token, where a lexeme matches */
@@ -433,7 +436,7 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                     if (restart == DEAD || mutation == 5) { i = w.end_at[i]; continue; }
                     if (restart < 0) { bad = 1; break; }
                     if (restart >= w.states || restart >= w.accepting_len) { status = restart; break; }
-                    nxt = w.table[(Py_ssize_t)restart * 256 + b];
+                    nxt = w.table[(Py_ssize_t)restart * 256 + b] - STORED;
                     if (nxt == UNBUILT) { status = restart; break; }
                     if (nxt == DEAD) { i = w.end_at[i]; continue; }
                     if (mutation != 4) current = scanned;
@@ -558,7 +561,7 @@ static PyObject *plain_successor(PyObject *self, PyObject *args) {
 #define STEP(S, B, OUT)                                                                   \
         do {                                                                              \
             int64_t s_ = (S);                                                             \
-            int32_t v_ = s_ < states ? table[s_ * 256 + (B)] : UNBUILT;                  \
+            int32_t v_ = s_ < states ? table[s_ * 256 + (B)] - STORED : UNBUILT;         \
             if (v_ == UNBUILT || v_ >= states) { missing_state = s_; missing_byte = (B); goto decided; } \
             (OUT) = v_;                                                                   \
         } while (0)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import grammar_decode as gd
+from grammar_decode.engine.dfa import DEAD, STORED
 from grammar_decode.ir.regex import shared_exprs
 from grammar_decode.masking import walk
 from helpers import MEASUREMENTS, ORDER, PERSON, TAGS
@@ -137,10 +138,10 @@ def test_a_kernel_leaving_out_tokens_is_caught(gpt2: gd.Vocabulary, monkeypatch:
 
 
 def _tiny_trie_and_lexer() -> tuple[np.ndarray, ...]:
-    """A trie of two one-byte tokens under the root and a lexer of one state that takes nothing:
-    byte, depth, end, table, accepting."""
+    """A trie of two one-byte tokens under the root and a lexer of one state that takes nothing
+    (every transition DEAD, stored plus ``STORED``): byte, depth, end, table, accepting."""
     return (np.zeros(3, dtype=np.uint8), np.array([0, 1, 1], dtype=np.int32), np.array([3, 2, 3], dtype=np.int32),
-            np.full(256, -1, dtype=np.int32), np.zeros(1, dtype=np.uint8))
+            np.full(256, DEAD + STORED, dtype=np.int32), np.zeros(1, dtype=np.uint8))
 
 
 def test_bad_buffers_are_refused() -> None:

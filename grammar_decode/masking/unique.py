@@ -54,11 +54,19 @@ def unique_mask(unique: UniqueItems, position: Position, mask: np.ndarray, vocab
 
 def delimiter_counts(vocab: Vocabulary, delimiters: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Per ordinary token: how many item delimiters it holds, and how many past its first byte
-    (0 for special tokens). O(vocabulary)."""
-    total = np.zeros(len(vocab), dtype=np.int32)
-    later = np.zeros(len(vocab), dtype=np.int32)
-    for token in np.flatnonzero(vocab.ordinary_mask()).tolist():
-        data = vocab.token_bytes(token)
-        total[token] = sum(data.count(d) for d in delimiters)
-        later[token] = sum(data.count(d, 1) for d in delimiters)
-    return total, later
+    (0 for special tokens). O(total token bytes) in numpy, once per vocabulary: a running count of
+    delimiters over every token's bytes laid end to end, read at each token's two ends (a loop
+    over 262k tokens took 0.36 s, inside the first mask of an array of unique items)."""
+    tokens = vocab.tokens
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    is_delimiter = np.isin(flat, np.array(delimiters, dtype=np.uint8))
+    running = np.concatenate(([0], np.cumsum(is_delimiter, dtype=np.int64)))
+    total = (running[ends] - running[starts]).astype(np.int32)
+    first = np.zeros(len(tokens), dtype=np.int32)
+    nonempty = lengths > 0
+    first[nonempty] = is_delimiter[starts[nonempty]]
+    ordinary = vocab.ordinary_mask()
+    return np.where(ordinary, total, 0).astype(np.int32), np.where(ordinary, total - first, 0).astype(np.int32)

@@ -100,3 +100,18 @@ def test_languages(schema: dict, accepted: list[str], rejected: list[str]) -> No
 def test_a_finite_language_is_refused() -> None:
     with pytest.raises(gd.UnsupportedSchemaError, match="finite language"):
         gd.compile_json_schema({"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True})
+
+
+@pytest.mark.parametrize("delimiters", [(0x22,), (0x22, 0x5B)])
+def test_delimiter_counts_equal_a_count_per_token(gpt2: gd.Vocabulary, delimiters: tuple[int, ...]) -> None:
+    """The vectorised counts against ``bytes.count`` token by token (specials count 0)."""
+    from grammar_decode.masking.unique import delimiter_counts
+
+    total, later = delimiter_counts(gpt2, delimiters)
+    ordinary = gpt2.ordinary_mask()
+    for token in range(len(gpt2)):
+        data = gpt2.token_bytes(token)
+        expected = (sum(data.count(d) for d in delimiters), sum(data.count(d, 1) for d in delimiters)) \
+            if ordinary[token] else (0, 0)
+        assert (total[token], later[token]) == expected, (token, data)
+    assert total.max() >= 2 and (total > later).any()

@@ -21,6 +21,13 @@ def test_the_kernel_is_built_and_used() -> None:
     assert logits.COMPILED or os.environ.get("GRAMMAR_DECODE_WALK") == "python"
 
 
+@pytest.fixture(autouse=True)
+def kernel_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel is what this file tests: on wherever it is built, even where
+    ``GRAMMAR_DECODE_WALK=python`` turns it off for everything else."""
+    monkeypatch.setattr(logits, "COMPILED", logits._logits is not None)
+
+
 def _both(values: np.ndarray, mask: np.ndarray) -> tuple[tuple[np.ndarray, int], tuple[np.ndarray, int]]:
     fast = logits.masked_logits(values, mask)
     slow = logits.reference_masked_logits(np.asarray(values), mask, np.empty_like(fast[0]))

@@ -12,6 +12,14 @@ from grammar_decode.engine.lexer import DEAD
 from grammar_decode.masking import slices
 from helpers import ORDER, PERSON, TAGS
 
+
+@pytest.fixture(autouse=True)
+def kernels_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels are what this file tests: on wherever they are built, even where
+    ``GRAMMAR_DECODE_WALK=python`` turns them off for everything else."""
+    monkeypatch.setattr(slices, "COMPILED", slices._walk is not None)
+
+
 DOCUMENTS = [
     (PERSON, {"name": "Ann \u00e9 \u4e2d \U0001f600 \\\" x", "age": 31, "active": True}),
     (TAGS, ["a", "b c", ""]),

@@ -25,6 +25,14 @@ def test_the_compiled_walk_is_built_and_used() -> None:
     assert walk._walk is not None, "grammar_decode/masking/_walk.c was not compiled"
     assert walk.COMPILED or os.environ.get("GRAMMAR_DECODE_WALK") == "python"
 
+
+@pytest.fixture(autouse=True)
+def kernels_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels are what this file tests: on wherever they are built, even where
+    ``GRAMMAR_DECODE_WALK=python`` turns them off for everything else."""
+    monkeypatch.setattr(walk, "COMPILED", walk._walk is not None)
+
+
 DOCUMENTS = [
     (PERSON, {"name": "Ann \u00e9 \\\" x", "age": 31, "active": True}),
     (MEASUREMENTS, {"sensor": "t", "values": [1.5e3, -0.25, 7]}),

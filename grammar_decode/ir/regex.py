@@ -277,10 +277,8 @@ class ExprSet(CountedIntersections):
         """``item{lo,hi}`` (``hi=None``: unbounded). Stays one node whatever the bounds."""
         if lo < 0 or (hi is not None and hi < lo):
             raise ValueError(f"bad repetition bounds {{{lo},{hi}}}")
-        if self.store is not None:
-            if lo > _MAX_BOUND or (hi is not None and hi > _MAX_BOUND):
-                raise RegexTooComplex(f"a repetition bound past 2**62 ({{{lo},{hi}}})")
-            return self._store_repeat(item, lo, hi)
+        if self.store is not None:  # int64 bounds there: clamped to _MAX_BOUND (exact, see there)
+            return self._store_repeat(item, min(lo, _MAX_BOUND), None if hi is None else min(hi, _MAX_BOUND))
         if hi == 0 or item == EPSILON:
             return EPSILON
         if item == NOTHING:
@@ -922,7 +920,12 @@ class ExprSet(CountedIntersections):
 #: Nodes one shared set holds before ``shared_exprs`` starts another (about 0.3 KB a node with its
 #: memo entries).
 SHARED_NODES = 1 << 20
-#: The largest repetition bound the C store keeps (an int64 there); past it, ``RegexTooComplex``.
+#: The largest repetition bound the C store keeps (an int64 there); larger bounds are clamped to
+#: it. Exact for every text shorter than 2**62 bytes, the only texts there are: such a text goes
+#: through fewer than 2**62 non-empty repetitions, so ``r{lo,hi}`` with ``hi`` past the bound
+#: accepts what ``r{lo,2**62}`` does, and with ``lo`` past it (``r`` not nullable: else ``lo`` is
+#: 0) accepts none of them, as ``r{2**62,...}`` does. Emptiness, nullability and finiteness are
+#: unchanged; only a shortest length past 2**62 reads as the clamped one.
 _MAX_BOUND = 1 << 62
 #: Derivatives ``_infinite_less_finite`` may walk to show a positive part infinite before it
 #: leaves the question to the witness search.

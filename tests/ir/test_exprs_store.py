@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grammar_decode as gd
-from grammar_decode.errors import RegexTooComplex
 from grammar_decode.ir import regex
 from grammar_decode.ir.regex import ExprSet, byte_mask
 from helpers import MEASUREMENTS, ORDER, PERSON, TAGS
@@ -158,11 +157,21 @@ def test_bad_arguments_raise_the_same_errors(make: Callable[[ExprSet], int]) -> 
             make(ExprSet(compiled=compiled))
 
 
-def test_a_bound_past_the_store_is_a_typed_error() -> None:
+def test_bounds_past_the_store_are_clamped_where_no_text_tells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounds past 2**62 are clamped to it in the C store: the same node as the clamped bound, and
+    a schema with such lengths compiles and accepts alike in both stores."""
     exprs = ExprSet(compiled=True)
-    with pytest.raises(RegexTooComplex):
-        exprs.repeat(exprs.byteset(byte_mask(b"a")), 0, 1 << 70)
-    assert exprs.repeat(exprs.byteset(byte_mask(b"a")), 0, 1 << 40) > 2  # large bounds stay symbolic
+    a = exprs.byteset(byte_mask(b"a"))
+    assert exprs.repeat(a, 0, 1 << 70) == exprs.repeat(a, 0, 1 << 62) != exprs.star(a)
+    assert exprs.repeat(a, 1 << 70, None) == exprs.repeat(a, 1 << 62, None)
+    assert exprs.repeat(a, 0, 1 << 40) > 2  # large bounds stay symbolic
+    for schema in ({"type": "string", "maxLength": 10 ** 30}, {"type": "string", "minLength": 10 ** 19}):
+        results = []
+        for compiled in (True, False):
+            monkeypatch.setattr(regex, "_shared", ExprSet(compiled=compiled))
+            grammar = gd.compile_json_schema(schema)
+            results.append([grammar.accepts(text) for text in ('""', '"aa"', '"' + "b" * 300 + '"')])
+        assert results[0] == results[1]
 
 
 def test_the_compiled_store_is_shared_safely_between_threads() -> None:

@@ -295,6 +295,13 @@ static int32_t intern(Store *s, int kind, int nullable, int64_t a, int64_t b, in
     return id;
 }
 
+/* Whether every (all = 1) or some (all = 0) of the nodes `items` matches the empty string. */
+static int nullable_of(Store *s, const int32_t *items, Py_ssize_t count, int all) {
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (s->nodes[items[i]].nullable != all) return !all;
+    return all;
+}
+
 /* ---- constructors (regex.py: byteset, _literal_from, concat, alt, both, negate, repeat) ------- */
 
 static int32_t mk_bytes(Store *s, const uint64_t mask[4]) {
@@ -331,9 +338,7 @@ static int32_t mk_concat(Store *s, const int32_t *items, Py_ssize_t count) {
     }
     if (flat.n == 0) { result = EPSILON; goto done; }
     if (flat.n == 1) { result = flat.items[0]; goto done; }
-    int nullable = 1;
-    for (Py_ssize_t i = 0; i < flat.n && nullable; i++) nullable = s->nodes[flat.items[i]].nullable;
-    result = intern(s, CONCAT_KIND, nullable, 0, 0, 0, flat.items, flat.n, NULL, NULL);
+    result = intern(s, CONCAT_KIND, nullable_of(s, flat.items, flat.n, 1), 0, 0, 0, flat.items, flat.n, NULL, NULL);
 done:
     ids_free(&flat);
     return result;
@@ -352,7 +357,6 @@ static int32_t mk_alt(Store *s, const int32_t *items, Py_ssize_t count) {
                 int32_t inner = s->pool[node->a + j];
                 if (s->nodes[inner].kind == BYTES_KIND) bits_or(mask, s->nodes[inner].first);
                 else if (ids_push(&members, inner) < 0) goto done;
-                node = &s->nodes[item];
             }
         } else if (node->kind == BYTES_KIND) {
             bits_or(mask, node->first);
@@ -369,18 +373,15 @@ static int32_t mk_alt(Store *s, const int32_t *items, Py_ssize_t count) {
     ids_sort_unique(&members);
     /* ε adds nothing to a union that is already nullable */
     if (members.n && members.items[0] == EPSILON) {
-        int other = 0;
-        for (Py_ssize_t i = 1; i < members.n && !other; i++) other = s->nodes[members.items[i]].nullable;
-        if (other && s->mutation != 1) {
+        if (nullable_of(s, members.items + 1, members.n - 1, 0) && s->mutation != 1) {
             memmove(members.items, members.items + 1, (size_t)(members.n - 1) * sizeof(int32_t));
             members.n--;
         }
     }
     if (members.n == 0) { result = NOTHING; goto done; }
     if (members.n == 1) { result = members.items[0]; goto done; }
-    int nullable = 0;
-    for (Py_ssize_t i = 0; i < members.n && !nullable; i++) nullable = s->nodes[members.items[i]].nullable;
-    result = intern(s, OR_KIND, nullable, 0, 0, 0, members.items, members.n, NULL, NULL);
+    result = intern(s, OR_KIND, nullable_of(s, members.items, members.n, 0), 0, 0, 0, members.items, members.n, NULL,
+                    NULL);
 done:
     ids_free(&members);
     return result;
@@ -412,9 +413,8 @@ static int32_t mk_both(Store *s, const int32_t *items, Py_ssize_t count) {
         goto done;
     }
     if (members.n == 1) { result = members.items[0]; goto done; }
-    int nullable = 1;
-    for (Py_ssize_t i = 0; i < members.n && nullable; i++) nullable = s->nodes[members.items[i]].nullable;
-    result = intern(s, AND_KIND, nullable, 0, 0, 0, members.items, members.n, NULL, NULL);
+    result = intern(s, AND_KIND, nullable_of(s, members.items, members.n, 1), 0, 0, 0, members.items, members.n, NULL,
+                    NULL);
 done:
     ids_free(&members);
     return result;
@@ -765,7 +765,6 @@ static int class_of(Store *s, const int32_t *items, Py_ssize_t count, int byte, 
             for (int64_t j = 0; j < node->b; j++) {
                 int32_t child = s->pool[node->a + j];
                 if (ids_push(&stack, child) < 0) pushed = -1;
-                node = &s->nodes[x];
                 if (pushed < 0 || !s->nodes[child].nullable) break;
             }
             break;

@@ -151,6 +151,21 @@ static int take_trie_and_lexer(PyObject *const objs[5], held_buffer *const out[5
     return 0;
 }
 
+/* Sets the bit of every token spelled at trie node `node` (ids[start[node] : start[node + 1]]);
+   0, or 1 where an index is outside its table. mutation 3 (tests only) leaves the last one out. */
+static inline int set_node_tokens(int64_t node, const int64_t *start, const int64_t *ids, int64_t n_ids,
+                                  uint8_t *bits, int64_t width, int mutation) {
+    int64_t from = start[node], to = start[node + 1];
+    if (from < 0 || to > n_ids || from > to) return 1;
+    if (mutation == 3 && to > from) to--;
+    for (int64_t j = from; j < to; j++) {
+        int64_t token = ids[j];
+        if (token < 0 || token >= width) return 1;
+        bits[token >> 3] |= (uint8_t)(1u << (token & 7));
+    }
+    return 0;
+}
+
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
         *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None;
@@ -234,15 +249,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 reached[n_reached++] = nxt;
             }
             if (with_bits) {  /* the node's tokens straight into the mask: no list of nodes */
-                int64_t from = tstart[i], to = tstart[i + 1];
-                if (from < 0 || to > n_tids || from > to) { bad = 1; break; }
-                if (mutation == 3 && to > from) to--; /* tests only: a token left out */
-                for (int64_t j = from; j < to; j++) {
-                    int64_t token = tids[j];
-                    if (token < 0 || token >= width) { bad = 1; break; }
-                    bits[token >> 3] |= (uint8_t)(1u << (token & 7));
-                }
-                if (bad) break;
+                if (set_node_tokens(i, tstart, tids, n_tids, bits, width, mutation)) { bad = 1; break; }
             } else {
                 nodes[n_nodes++] = (int32_t)i;
             }
@@ -290,14 +297,7 @@ static PyObject *set_token_bits(PyObject *self, PyObject *args) {
         for (Py_ssize_t k = 0; k < count && !bad; k++) {
             int32_t node = nodes[k];
             if (node < 0 || node >= trie_nodes) { bad = 1; break; }
-            int64_t from = start[node], to = start[node + 1];
-            if (from < 0 || to > n_ids || from > to) { bad = 1; break; }
-            if (mutation == 3 && to > from) to--; /* tests only: a token left out */
-            for (int64_t j = from; j < to; j++) {
-                int64_t token = ids[j];
-                if (token < 0 || token >= width) { bad = 1; break; }
-                bits[token >> 3] |= (uint8_t)(1u << (token & 7));
-            }
+            bad = set_node_tokens(node, start, ids, n_ids, bits, width, mutation);
         }
         Py_END_ALLOW_THREADS
         if (bad) {

@@ -2,7 +2,7 @@
 
 A mask after recognizer state ``(lex, parse, fresh)`` is the union of
 
-* the *lexeme part*, decided by the lexer state alone (``walk.lexeme_walk``, plus the plain-text
+* the *lexeme part*, decided by the lexer state alone (``walk.lexeme_bits``, plus the plain-text
   slice when the lexer state loops on plain text): cached per lexer state, so every nesting depth
   and every parse reaching that lexer state shares it, and, as lexer states are the shared DFA's
   (``engine/dfa.py``), every grammar on the same ``ExprSet`` and vocabulary shares it too

@@ -6,7 +6,7 @@ skipping the whole subtree of a rejected byte.
 
 It is split in two, so that the expensive part is shared across contexts:
 
-* ``lexeme_walk(lexer, trie, lex)`` looks at the lexer alone: the tokens that stay inside the
+* ``lexeme_bits(lexer, trie, lex, size)`` looks at the lexer alone: the tokens that stay inside the
   current lexeme (decided by the lexer state, whatever the parse), and the *boundaries*: trie
   nodes where the lexeme must end (the lexer cannot take the byte, but a lexeme matches just
   before it). It depends on the lexer state only, so it is cached per lexer state and serves every
@@ -51,17 +51,6 @@ COMPILED = selected(_walk)
 #: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost;
 #: 3: the last token of each node left out of the bits).
 _MUTATION = 0
-
-
-def lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple["list[int] | np.ndarray", Boundaries, set[int]]:
-    """Nodes whose bytes all stay inside the lexeme begun at ``lex`` (in trie order), the
-    boundaries met, and the lexer states those nodes lead to: compiled where it can run, else
-    ``python_lexeme_walk``; both give the same."""
-    if COMPILED:
-        found = compiled_lexeme_walk(lexer, trie, lex)
-        if found is not None:
-            return found
-    return python_lexeme_walk(lexer, trie, lex)
 
 
 def token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: int) -> np.ndarray:

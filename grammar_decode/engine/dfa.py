@@ -40,7 +40,7 @@ from typing import Hashable, Iterable, Mapping
 import numpy as np
 
 from ..ir.grammar import LexemeGuard
-from ..ir.regex import ALL_BYTES, NOTHING, ExprSet, partition_of
+from ..ir.regex import ALL_BYTES, NOTHING, ExprSet, partition_of, split_key
 
 DEAD = -1
 #: A transition not made yet (``LexemeDFA.dense``).
@@ -77,8 +77,8 @@ _UNMADE = -3
 
 
 @functools.lru_cache(maxsize=4096)
-def _class_map(splits: frozenset[int]) -> "ClassMap":
-    """The coarsest partition of the bytes along ``splits``: a representative byte per class and
+def _class_map(splits: tuple[int, ...]) -> "ClassMap":
+    """The coarsest partition of the bytes along ``splits`` (a ``split_key``): a representative byte per class and
     the class of every byte (a tuple, and an int16 array for the dense table's writes). Memoised
     process-wide (few distinct split sets recur); tuples, which the collector stops tracking."""
     blocks = partition_of(splits)
@@ -364,7 +364,7 @@ class LexemeDFA:
         key = tuple(e for _origin, e in pairs)
         class_map = self._class_maps.get(key)
         if class_map is None:
-            splits = frozenset().union(*(exprs.split_sets(e) for e in key))
+            splits = split_key(split for e in key for split in exprs.split_sets(e))
             class_map = self._class_maps[key] = _class_map(splits)
         representatives, class_of, class_array = class_map
         classes = len(representatives)

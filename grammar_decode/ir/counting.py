@@ -147,7 +147,7 @@ class CountedIntersections:
             for x, y in frontier:
                 if self.nullable[y] and x not in out:
                     out[x] = depth
-                for block in self.partition_of_sets(frozenset(self.split_sets(x)).union(self.split_sets(y))):
+                for block in self.partition_of_sets(self.split_sets(x) + self.split_sets(y)):
                     byte = (block & -block).bit_length() - 1
                     nx, ny = self.derivative(x, byte), self.derivative(y, byte)
                     if nx == NOTHING or ny == NOTHING or (nx, ny) in seen:

@@ -43,7 +43,7 @@ COMPILED = selected(_exprs)
 
 __all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "EPSILON", "EPSILON_KIND",
            "ExprSet", "LITERAL_KIND", "LONG_LITERAL", "NOT_KIND", "NOTHING", "NOTHING_KIND", "OR_KIND", "REPEAT_KIND",
-           "RegexTooComplex", "byte_mask", "byte_range", "partition_of", "shared_exprs"]
+           "RegexTooComplex", "byte_mask", "byte_range", "partition_of", "shared_exprs", "split_key"]
 
 
 
@@ -413,16 +413,16 @@ class ExprSet(CountedIntersections):
             return ALL_BYTES
         return self.first_bytes(args[0])  # type: ignore[index]
 
-    def partition_of_sets(self, splits: frozenset[int]) -> tuple[int, ...]:
+    def partition_of_sets(self, splits: Iterable[int]) -> tuple[int, ...]:
         """The coarsest partition of the bytes along every set in ``splits`` (memoised)."""
-        return partition_of(splits)
+        return partition_of(split_key(splits))
 
     def byte_classes(self, item: int) -> tuple[int, ...]:
         """A partition of the 256 bytes into sets with equal derivatives (coarsest that the
         structure shows; never splits less than needed). Memoised per node."""
         found = self._classes.get(item)
         if found is None:
-            found = self._classes[item] = partition_of(frozenset(self.split_sets(item)))
+            found = self._classes[item] = partition_of(split_key(self.split_sets(item)))
         return found
 
     @staticmethod
@@ -972,9 +972,17 @@ def _explored(states: int, fuel: int) -> None:
         check_deadline()
 
 
+def split_key(splits: Iterable[int]) -> tuple[int, ...]:
+    """``splits`` (byte sets) as the memo key of ``partition_of``: sorted and without repeats. A
+    tuple of ints, which the cyclic collector stops tracking; a frozenset stays tracked, and each
+    full collection would visit every set in every key (~0.4 M of them over a long run)."""
+    return tuple(sorted(set(splits)))
+
+
 @functools.lru_cache(maxsize=4096)
-def partition_of(splits: frozenset[int]) -> tuple[int, ...]:
-    """``ExprSet.partition`` memoised process-wide: few distinct sets of leaves recur."""
+def partition_of(splits: tuple[int, ...]) -> tuple[int, ...]:
+    """``ExprSet.partition`` memoised process-wide: few distinct sets of leaves recur. ``splits``
+    is a ``split_key``."""
     return tuple(ExprSet.partition(splits))
 
 

@@ -114,7 +114,7 @@ class ClosingBudget:
             if lex != DEAD:
                 cost = self.completions.lexer_cost
                 part = self.masker.lexeme_part(lex)
-                for reached in part.reached:
+                for reached in part.reached.tolist():
                     found = max(found, cost(reached, parse))
                 if len(part.boundaries):
                     for reached, after in self.masker.boundary_part(lex, parse, part).reached:

@@ -45,11 +45,13 @@ _UNKNOWN = object()
 class LexemePart:
     __slots__ = ("bits", "trie", "boundaries", "reached")
 
-    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: Boundaries, reached: frozenset[int]) -> None:
+    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: Boundaries, reached: np.ndarray) -> None:
         self.bits = bits  # packed as ``packed`` masks are, as uint8: an eighth of a bool mask
         self.trie = trie
         self.boundaries = boundaries
-        self.reached = reached  # lexer states the lexeme-internal tokens lead to
+        #: the lexer states the lexeme-internal tokens lead to, sorted int32 (an array: no work
+        #: for the cyclic collector, which would visit each int of a set on every full collection)
+        self.reached = reached
 
 
 class BoundaryPart:
@@ -136,10 +138,12 @@ class Masker:
             count, states = run
             if count:
                 bits |= self.slice.packed_up_to(count)
-            reached.update(states)
+            if states:
+                reached = np.union1d(reached, np.array(states, dtype=np.int32))
         bits.flags.writeable = False
-        part = LexemePart(bits, trie, boundaries, frozenset(reached))
-        self._lexeme_parts.put(lex, part, bits.nbytes + 64 * (len(boundaries) + len(reached)))
+        reached.flags.writeable = False
+        part = LexemePart(bits, trie, boundaries, reached)
+        self._lexeme_parts.put(lex, part, bits.nbytes + reached.nbytes + 64 * len(boundaries))
         return part
 
     def _plain_successor(self, lex: int) -> int | None:

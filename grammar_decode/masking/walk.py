@@ -83,24 +83,27 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int) -> tuple[np.ndarray, Boundaries, set[int]]:
-    """``lexeme_walk`` and ``token_bits`` of its nodes at once: the mask of the tokens that stay
+def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int) -> tuple[np.ndarray, Boundaries, np.ndarray]:
+    """The lexeme walk and ``token_bits`` of its nodes at once: the mask of the tokens that stay
     inside the lexeme begun at ``lex`` (packed, as ``token_bits`` gives it), the boundaries met,
-    and the lexer states reached. The compiled walk sets each allowed node's tokens as it goes
-    (no list of nodes, no second pass); else the Python walk, then ``token_bits``."""
+    and the lexer states reached (sorted, int32: an array rather than a set, because cached parts
+    hold it, and the cyclic collector would visit every int of a set on each full collection).
+    The compiled walk sets each allowed node's tokens as it goes (no list of nodes, no second
+    pass); else the Python walk, then ``token_bits``."""
     if COMPILED:
         bits = np.zeros(4 * bitmask_words(size), dtype=np.uint8)
         found = compiled_lexeme_walk(lexer, trie, lex, bits)
         if found is not None:
             return bits, found[1], found[2]
     nodes, boundaries, reached = python_lexeme_walk(lexer, trie, lex)
-    return token_bits(trie, nodes, size), boundaries, reached
+    return token_bits(trie, nodes, size), boundaries, np.array(sorted(reached), dtype=np.int32)
 
 
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None
-                         ) -> tuple[np.ndarray, np.ndarray, set[int]] | None:
-    """``python_lexeme_walk`` by the C kernel; None where it cannot run (a state whose row is
-    made one byte at a time, ``Lexer.dense_cell``), and the caller walks in Python. With
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``python_lexeme_walk`` by the C kernel, the states reached as a sorted int32 array; None
+    where it cannot run (a state whose row is made one byte at a time, ``Lexer.dense_cell``), and
+    the caller walks in Python. With
     ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there instead
     of the nodes listed (the nodes returned are then empty)."""
     byte_at, depth_at, end_at = trie.arrays()
@@ -134,7 +137,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         states = reached[:int(counts[3])]
         seen[states] = 0
     found = int(counts[1])
-    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2), set(states.tolist())
+    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2), np.sort(states)
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:

@@ -40,7 +40,7 @@ from typing import Hashable, Iterable, Mapping
 import numpy as np
 
 from ..ir.grammar import LexemeGuard
-from ..ir.regex import ALL_BYTES, NOTHING, ExprSet, partition_of, split_key
+from ..ir.regex import NOTHING, ExprSet, fill_class, partition_of, split_key
 
 DEAD = -1
 #: A transition not made yet (``LexemeDFA.dense``).
@@ -59,8 +59,6 @@ Pairs = tuple[tuple[int, int], ...]
 Tags = tuple[tuple[int, Hashable], ...]
 #: Entries of the witness memo (``_vouched``) before it is cleared.
 _VOUCH_ENTRIES = 1 << 16
-#: Byte classes kept as index arrays (``_store_cell``) before the cache is cleared.
-_CLASS_ENTRIES = 1 << 14
 
 
 #: A class map: a representative byte per class, the class of every byte, and the same as an array.
@@ -146,11 +144,6 @@ class LexemeDFA:
         #: where the expressions are in the C store (``ExprSet.store``), transitions are made one
         #: byte class at a time by it (``_store_cell``), not from class maps; else None
         self._store = exprs.store
-        #: per state: the expressions of its pairs, in order (what ``_store_cell`` derives)
-        self._pair_exprs: list[tuple[int, ...]] = []
-        #: per state whose row is not published: the bytes whose transitions are made (``_store_cell``)
-        self._covered: dict[int, int] = {}
-        self._class_bytes: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -223,7 +216,6 @@ class LexemeDFA:
             self.rows.append(None)
             self.tags.append(live_tags)
             self.pairs.append(live)
-            self._pair_exprs.append(tuple([e for _origin, e in live]))
             self._ids[key] = state  # published last: readers only see complete states
             if state + 1 == MAX_STATES:
                 exprs.retire()
@@ -282,8 +274,8 @@ class LexemeDFA:
             return row
         if self._store is not None:
             while row is None:  # a class at a time, the least byte not made yet first
-                missing = ALL_BYTES & ~self._covered.get(state, 0)
-                self._store_cell(state, (missing & -missing).bit_length() - 1)
+                cells = self._table[256 * state:256 * (state + 1)]
+                self._store_cell(state, int(np.argmin(cells != UNBUILT + STORED)))
                 row = self.rows[state]
             return row
         pending = self._pend(state)
@@ -320,34 +312,22 @@ class LexemeDFA:
         return target
 
     def _store_cell(self, state: int, byte: int) -> int:
-        """``cell`` by the C store (``ExprSet.store``): the state's expressions derived by
-        ``byte`` in one call, which also tells the bytes of its class (those no leaf the
-        derivatives read tells apart: each has the same transition), and the transition written
-        into the dense table for every byte of the class. Once every byte is made, the row is
-        published as ``row`` does."""
-        derived, klass = self._store.step_class(self._pair_exprs[state], byte)  # type: ignore[union-attr]
-        exprs = self.exprs
-        nullable, is_empty = exprs.nullable, exprs.is_empty
-        live = tuple([(origin, d) for (origin, _e), d in zip(self.pairs[state], derived)
-                      if d != NOTHING and (nullable[d] or not is_empty(d))])
+        """``cell`` by the C store (``ExprSet.store``): the state's pairs derived by ``byte`` in one
+        call (``Store.step_pairs``), which leaves out the dead ones and tells the bytes of the class
+        (those no leaf the derivatives read tells apart: each has the same transition); the
+        transition is written into the dense table for every byte of the class (``fill_class``,
+        which counts the bytes still to make). Once every byte is made, the row is published as
+        ``row`` does."""
+        live, klass, unsure = self._store.step_pairs(self.pairs[state], byte)  # type: ignore[union-attr]
+        if unsure:  # a derivative with & or ¬ may be empty: searched (the rest are known not to be)
+            exprs = self.exprs
+            nullable, is_empty = exprs.nullable, exprs.is_empty
+            live = tuple([pair for pair in live if nullable[pair[1]] or not is_empty(pair[1])])
         target = self._intern_live(live) if live else DEAD
-        cells = self._class_bytes.get(klass)
-        if cells is None:
-            if len(self._class_bytes) >= _CLASS_ENTRIES:
-                self._class_bytes.clear()  # a cache: the few classes that recur come back
-            cells = np.flatnonzero(np.unpackbits(np.frombuffer(klass.to_bytes(32, "little"), dtype=np.uint8),
-                                                 bitorder="little"))
-            self._class_bytes[klass] = cells
         with self._lock:
-            if self.rows[state] is None:
-                self._table[256 * state + cells] = target + STORED
-                covered = self._covered.get(state, 0) | klass
-                if covered == ALL_BYTES:
-                    # a tuple of ints: the collector stops tracking it (see _publish)
-                    self.rows[state] = tuple((self._table[256 * state:256 * (state + 1)] - STORED).tolist())
-                    self._covered.pop(state, None)
-                else:
-                    self._covered[state] = covered
+            if self.rows[state] is None and not fill_class(self._table, 256 * state, klass, target + STORED):  # type: ignore[misc]
+                # a tuple of ints: the collector stops tracking it (see _publish)
+                self.rows[state] = tuple((self._table[256 * state:256 * (state + 1)] - STORED).tolist())
         return target
 
     def _pend(self, state: int) -> Pending:

@@ -55,7 +55,18 @@ class Cont:
 
 ROOT = Cont(-1, frozenset())
 
+#: Threads being gathered for a new state: per position, the sets of return points that reached
+#: it (each canonical; ``Parser._state`` merges them).
+Contributions = dict[int, list[frozenset[Cont]]]
+
+
+def _position(thread: tuple[int, frozenset[Cont]]) -> int:
+    return thread[0]
+
 _UNSEEN = object()
+_NO_CONTS: frozenset[Cont] = frozenset()
+#: Entries of ``_DepthLimit._most_need`` before it is cleared.
+_MOST_NEED_ENTRIES = 1 << 16
 
 
 class ParseState:
@@ -119,7 +130,7 @@ class Parser:
         check_deadline()
         self.limit = None if grammar.max_depth is None else _DepthLimit(self, grammar)
         check_deadline()
-        threads: dict[int, set[Cont]] = {}
+        threads: Contributions = {}
         for position in firsts[rewritten.start]:
             self._expand(position, frozenset((ROOT,)), threads)
         initial = self._state(threads, rewritten.start_nullable)
@@ -152,12 +163,30 @@ class Parser:
                 out.append(self._cont(position, parents))
         return frozenset(out)
 
-    def _state(self, threads: dict[int, set[Cont]], accepting: bool, depth: int = 0) -> ParseState | None:
-        if self.limit is not None:
-            threads = self.limit.within(threads, depth)
-        if not threads and not accepting:
+    def _state(self, threads: Contributions, accepting: bool, depth: int = 0) -> ParseState | None:
+        """The interned state of ``threads``: per position, the sets of return points that reached
+        it. Each set is canonical already (a state's own, a return point's parents, or a single
+        new return point), so a position reached by one set, or by the same set each time, keeps
+        that set as it is; only positions that several different sets reach are merged. Under a
+        depth limit, the return points no completion within the limit follows are dropped
+        (``_DepthLimit.kept``; a subset of a canonical set is canonical)."""
+        limit = self.limit
+        merged = []
+        for position, parts in threads.items():
+            conts = parts[0]
+            for other in parts:
+                if other is not conts:
+                    conts = self._merge(frozenset().union(*parts))
+                    break
+            if limit is not None:
+                conts = limit.kept(position, conts, depth)
+                if not conts:
+                    continue
+            merged.append((position, conts))
+        if not merged and not accepting:
             return None
-        canonical = tuple(sorted((position, self._merge(conts)) for position, conts in threads.items()))
+        merged.sort(key=_position)
+        canonical = tuple(merged)
         key = (canonical, accepting, depth)
         with self._lock:
             found = self._states.get(key)
@@ -167,7 +196,7 @@ class Parser:
 
     # -- moves ---------------------------------------------------------------------------------
 
-    def _expand(self, position: int, conts: frozenset[Cont], threads: dict[int, set[Cont]]) -> bool:
+    def _expand(self, position: int, conts: frozenset[Cont], threads: Contributions) -> bool:
         """Add the threads reached from ``position`` (with return points ``conts``) without
         reading a lexeme; returns True when the end of the text is reached."""
         symbols = self.symbols
@@ -187,7 +216,11 @@ class Parser:
                         seen.add((cont.position, cont.parents))
                         work.append((cont.position, cont.parents))
             elif symbol >= 0:
-                threads.setdefault(position, set()).update(conts)
+                found = threads.get(position)
+                if found is None:
+                    threads[position] = [conts]
+                else:
+                    found.append(conts)
             else:
                 after = position + 1
                 inner = conts if symbols[after] == END else frozenset((self._cont(after, conts),))
@@ -199,7 +232,7 @@ class Parser:
 
     def _scan(self, state: ParseState, lexemes: frozenset[int]) -> ParseState | None:
         symbols = self.symbols
-        threads: dict[int, set[Cont]] = {}
+        threads: Contributions = {}
         accepting = False
         depth = state.depth
         for position, conts in state.threads:
@@ -210,7 +243,7 @@ class Parser:
         if lexemes & self.ignored:
             # an ignored lexeme leaves the parse where it was
             for position, conts in state.threads:
-                threads.setdefault(position, set()).update(conts)
+                threads.setdefault(position, []).append(conts)
             accepting |= state.accepting
         return self._state(threads, accepting, depth)
 
@@ -270,6 +303,8 @@ class _DepthLimit:
     def __init__(self, parser: Parser, grammar: Grammar) -> None:
         self.max_depth = grammar.max_depth
         self.parser = parser
+        #: per set of return points: the largest ``cont_need`` in it (``kept``)
+        self._most_need: dict[frozenset[Cont], int] = {}
         symbols, firsts = parser.symbols, parser.firsts
         self.net: dict[int, int] = {}
         peak: dict[int, int] = {}
@@ -407,13 +442,22 @@ class _DepthLimit:
             top.need = max(self.peak_rest[top.position], self.net_rest[top.position] + below)
         return cont.need
 
-    def within(self, threads: dict[int, set[Cont]], depth: int) -> dict[int, set[Cont]]:
-        """The threads (and return points) that some completion within the limit follows."""
-        out: dict[int, set[Cont]] = {}
-        limit = self.max_depth - depth  # type: ignore[operator]
-        for position, conts in threads.items():
-            kept = {c for c in conts
-                    if max(self.peak_rest[position], self.net_rest[position] + self.cont_need(c)) <= limit}
-            if kept:
-                out[position] = kept
-        return out
+    def kept(self, position: int, conts: frozenset[Cont], depth: int) -> frozenset[Cont]:
+        """The return points of a thread at ``position`` and ``depth`` that some completion within
+        the limit follows: ``conts`` itself when all are (the common case, answered from the
+        largest need among them, memoised per set), else the subset."""
+        room = self.max_depth - depth  # type: ignore[operator]
+        if self.peak_rest[position] > room:
+            return _NO_CONTS
+        room -= self.net_rest[position]
+        most = self._most_need.get(conts)
+        if most is None:
+            need = self.cont_need
+            most = max(need(c) for c in conts)
+            if len(self._most_need) >= _MOST_NEED_ENTRIES:
+                self._most_need.clear()  # a cache: states being made ask again
+            self._most_need[conts] = most
+        if most <= room:
+            return conts
+        need = self.cont_need
+        return frozenset([c for c in conts if need(c) <= room])

@@ -3,7 +3,7 @@
 
    Store(*, mutation=0) holds every node of one ExprSet (mutation: tests only, a deliberately
    broken store: 1 keeps ε in a union that is nullable without it, 2 derives r{lo,hi} to
-   d(r) r{lo-1,hi}). A node is an int id, as in the Python store, with the
+   d(r) r{lo-1,hi}, 3 has step_pairs keep derivatives that may be empty without saying so). A node is an int id, as in the Python store, with the
    same kinds (ir/kinds.py), the same three fixed ids (NOTHING 0, EPSILON 1, ANYTHING 2 = not
    NOTHING) and the same canonical forms: each constructor below follows its namesake in
    regex.py rule for rule, so both stores build structurally equal nodes from equal parts (the
@@ -13,11 +13,14 @@
      byteset(mask)            one byte out of a 256-bit set (a Python int)
      literal_from(data, s)    the bytes data[s:] (bytes): EPSILON, a byte set, or a LITERAL node
      concat(*items), alt(*items), both(*items), negate(item)
-     repeat(item, lo, hi)     hi None: unbounded; bounds are int64 (OverflowError past 2**62)
+     repeat(item, lo, hi)     hi None: unbounded; bounds are int64 (OverflowError past 2**62; ExprSet clamps first)
      derivative(item, byte)   memoised per (node, byte)
      first_bytes(item)        a 256-bit Python int: a superset of the bytes with a non-empty
                               derivative (exact without NOT), computed when the node is made
      has_boolean(item), has_unbounded_repeat(item)
+     step_class(items, byte)  a lexer transition: the derivatives, and the bytes that share them
+     step_pairs(pairs, byte)  the same over (origin, expr) pairs, dead ones left out
+   Module function fill_class(table, offset, klass, value): one byte class of a dense-table row.
    Attributes kinds, nullables, args: read-only sequences over the nodes, as the Python store's
    lists kind, nullable and args (args built on access: None, an int mask, (data, start), a tuple
    of ids, an id, or (item, lo, hi)).
@@ -64,7 +67,8 @@ typedef struct {
     uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_class */
     int32_t capmarks;
     uint32_t epoch;
-    int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is */
+    int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is,
+                     3 has step_pairs never report a derivative that may be empty */
 } Store;
 
 static PyTypeObject StoreType;
@@ -818,6 +822,99 @@ done:
     return result;
 }
 
+/* step_pairs(pairs, byte) -> (live, klass, unsure): step_class over a lexer state's (origin, expr)
+   pairs, with the pairs whose derivative is NOTHING left out and each other one as (origin,
+   derivative): the original pair object where the derivative is the expression itself (a loop).
+   `unsure` is True when some derivative kept is neither nullable nor free of & and ¬: only those
+   may still be empty, which the caller's search (ExprSet.is_empty) decides. Every other kept
+   derivative is non-empty, as the constructors reduce an empty node to NOTHING where no & or ¬
+   is involved. */
+static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0])) { PyErr_SetString(PyExc_TypeError, "step_pairs(pairs: tuple, byte)"); return NULL; }
+    long byte = PyLong_AsLong(args[1]);
+    if (byte == -1 && PyErr_Occurred()) return NULL;
+    if (byte < 0 || byte > 255) { PyErr_SetString(PyExc_ValueError, "a byte is 0..255"); return NULL; }
+    PyObject *pairs = args[0];
+    Py_ssize_t count = PyTuple_GET_SIZE(pairs);
+    Ids items;
+    ids_init(&items);
+    PyObject *live = NULL, *result = NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "each pair is a tuple (origin, expr)");
+            goto done;
+        }
+        int32_t id = node_arg(s, PyTuple_GET_ITEM(pair, 1));
+        if (id < 0 || ids_push(&items, id) < 0) goto done;
+    }
+    uint64_t klass[4];
+    if (class_of(s, items.items, items.n, (int)byte, klass) < 0) goto done;
+    live = PyTuple_New(count);
+    if (!live) goto done;
+    Py_ssize_t kept = 0;
+    int unsure = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t e = items.items[i];
+        int32_t d = has_byte(s->nodes[e].first, (int)byte) ? derive(s, e, (int)byte) : NOTHING;
+        if (d < 0) goto done;
+        if (d == NOTHING) continue;
+        PyObject *pair = PyTuple_GET_ITEM(pairs, i), *out;
+        if (d == e) {
+            Py_INCREF(pair);
+            out = pair;
+        } else {
+            PyObject *value = PyLong_FromLong(d);
+            out = value ? PyTuple_Pack(2, PyTuple_GET_ITEM(pair, 0), value) : NULL;
+            Py_XDECREF(value);
+            if (!out) goto done;
+        }
+        PyTuple_SET_ITEM(live, kept++, out);
+        if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3) unsure = 1;
+    }
+    if (_PyTuple_Resize(&live, kept) < 0) goto done;
+    PyObject *mask = mask_to_int(klass);
+    if (mask) result = Py_BuildValue("(ONO)", live, mask, unsure ? Py_True : Py_False);
+done:
+    Py_XDECREF(live);
+    ids_free(&items);
+    return result;
+}
+
+/* fill_class(table, offset, klass, value) -> left: table[offset + b] = value for every byte b of
+   `klass` (a 256-bit int; `table` a writable C-contiguous int32 buffer with 256 cells from
+   `offset`), and how many of those 256 cells are still 0 (not made) afterwards. A lexer state's
+   row of the dense table, one byte class at a time. */
+static PyObject *fill_class(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4) { PyErr_SetString(PyExc_TypeError, "fill_class(table, offset, klass, value)"); return NULL; }
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    uint64_t klass[4];
+    if (int_to_mask(args[2], klass) < 0) return NULL;
+    long value = PyLong_AsLong(args[3]);
+    if (value == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    PyObject *result = NULL;
+    if (view.itemsize != 4 || (view.format && strcmp(view.format, "i") != 0 && strcmp(view.format, "<i") != 0 &&
+                               strcmp(view.format, "=i") != 0)) {
+        PyErr_SetString(PyExc_TypeError, "the table is an int32 array");
+    } else if (offset < 0 || offset + 256 > view.len / 4) {
+        PyErr_SetString(PyExc_IndexError, "the row is outside the table");
+    } else {
+        int32_t *row = (int32_t *)view.buf + offset;
+        long left = 0;
+        for (int b = 0; b < 256; b++) {
+            if (has_byte(klass, b)) row[b] = (int32_t)value;
+            left += row[b] == 0;
+        }
+        result = PyLong_FromLong(left);
+    }
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* ---- the read-only views: kinds, nullables, args --------------------------------------------- */
 
 typedef struct {
@@ -945,6 +1042,8 @@ static PyMethodDef store_methods[] = {
     {"derivative", (PyCFunction)(void (*)(void))store_derivative, METH_FASTCALL, "The derivative by one byte."},
     {"step_class", (PyCFunction)(void (*)(void))store_step_class, METH_FASTCALL,
      "step_class(items, byte) -> (derivatives by byte, the bytes with the same ones)."},
+    {"step_pairs", (PyCFunction)(void (*)(void))store_step_pairs, METH_FASTCALL,
+     "step_pairs(pairs, byte) -> (the live (origin, derivative) pairs, their byte class, whether any may be empty)."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},
     {"has_boolean", (PyCFunction)store_has_boolean, METH_O, "Whether & or ¬ occurs in the node."},
     {"has_unbounded_repeat", (PyCFunction)store_has_unbounded_repeat, METH_O, "Whether a repeat without bound occurs."},
@@ -973,8 +1072,14 @@ static PyTypeObject StoreType = {
     .tp_new = store_new,
 };
 
+static PyMethodDef module_methods[] = {
+    {"fill_class", (PyCFunction)(void (*)(void))fill_class, METH_FASTCALL,
+     "fill_class(table, offset, klass, value) -> cells of the row still 0."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_exprs", "The expression store of ir/regex.py in C.", -1,
-                                    NULL, NULL, NULL, NULL, NULL};
+                                    module_methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__exprs(void) {
     if (PyType_Ready(&StoreType) < 0 || PyType_Ready(&ViewType) < 0) return NULL;

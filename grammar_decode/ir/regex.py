@@ -40,10 +40,13 @@ from ..kernels import load, selected
 _exprs = load("grammar_decode.ir._exprs", "the compiled expression store", "expressions use the slower Python store")
 #: Whether new ``ExprSet``s keep their nodes in the C store (``_exprs.c``; see ``kernels``).
 COMPILED = selected(_exprs)
+#: ``fill_class(table, offset, klass, value) -> cells still 0``: one byte class of a row of a
+#: dense int32 table set to ``value`` (where the C store is built; None elsewhere).
+fill_class: "Callable[[np.ndarray, int, int, int], int] | None" = _exprs.fill_class if _exprs is not None else None
 
 __all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "EPSILON", "EPSILON_KIND",
            "ExprSet", "LITERAL_KIND", "LONG_LITERAL", "NOT_KIND", "NOTHING", "NOTHING_KIND", "OR_KIND", "REPEAT_KIND",
-           "RegexTooComplex", "byte_mask", "byte_range", "partition_of", "shared_exprs", "split_key"]
+           "RegexTooComplex", "byte_mask", "byte_range", "fill_class", "partition_of", "shared_exprs", "split_key"]
 
 
 

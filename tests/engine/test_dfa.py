@@ -217,6 +217,29 @@ def test_the_two_stores_build_equivalent_dfas(pattern: str, text: bytes) -> None
     assert len(seen) >= 8
 
 
+def _with_an_empty_step(mutation: int) -> Lexer:
+    """A lexer whose start reads ``xy``, or an intersection that no text matches (``a[a-z]*b`` and
+    ``a[a-z]*c``): after ``a`` only that intersection is left, which no constructor reduces to
+    NOTHING, so only the emptiness search can tell the step is dead. ``mutation``: the C store
+    deliberately broken (3: ``step_pairs`` never asks for the search)."""
+    exprs = ExprSet(compiled=True)
+    if mutation:
+        exprs._use_store(regex_module._exprs.Store(mutation=mutation))
+    never = exprs.both(translate(exprs, "a[a-z]*b"), translate(exprs, "a[a-z]*c"))
+    return Lexer(exprs, [exprs.alt(never, translate(exprs, "xy"))])
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+def test_a_step_to_an_empty_intersection_is_dead_in_the_c_store() -> None:
+    """The C store's transitions search the emptiness of a derivative with ``&`` (``step_pairs``
+    reports it as unsure); the broken variant, which does not, keeps a state that matches nothing."""
+    lexer = _with_an_empty_step(0)
+    start = lexer.start([0])
+    assert lexer.step(start, ord("a")) == DEAD and lexer.step(start, ord("x")) != DEAD
+    broken = _with_an_empty_step(3)
+    assert broken.step(broken.start([0]), ord("a")) != DEAD
+
+
 def test_a_cell_makes_only_its_class(store: str) -> None:
     """One cell interns one state; the dense table gets that class's bytes (and, from class
     maps, DEAD for the classes no pair can start), the rest stays UNBUILT; the row is published
@@ -235,7 +258,7 @@ def test_a_cell_makes_only_its_class(store: str) -> None:
         assert cells[ord("!")] == dfa_module.UNBUILT  # made when asked for
     assert cells[ord("@")] == dfa_module.UNBUILT and dfa.rows[state] is None
     made = [dfa.cell(state, byte) for byte in range(256)]
-    assert dfa.rows[state] == tuple(made) and state not in dfa._pending and state not in dfa._covered
+    assert dfa.rows[state] == tuple(made) and state not in dfa._pending
     assert list(dfa.dense()[0][256 * state:256 * (state + 1)] - dfa_module.STORED) == made
 
 

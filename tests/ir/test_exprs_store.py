@@ -149,6 +149,29 @@ def test_broken_stores_are_caught(mutation: int) -> None:
     assert _mismatch(reference, fine, _replay(steps, reference, fine)) is None
 
 
+def test_step_pairs_and_fill_class() -> None:
+    """``step_pairs`` leaves out the dead pairs, keeps a looping pair as the same object, and
+    gives the byte class; ``fill_class`` writes that class into a row and counts the cells left,
+    and refuses a table of another type or a row outside it."""
+    import numpy as np
+
+    exprs = ExprSet(compiled=True)
+    if exprs.store is None:
+        pytest.skip("the C store is not built or not selected")
+    letters = exprs.star(exprs.byteset(byte_mask(b"abc")))
+    digit = exprs.byteset(byte_mask(b"0123456789"))
+    loop, dead = (0, letters), (1, digit)
+    live, klass, unsure = exprs.store.step_pairs((loop, dead), ord("b"))
+    assert live == (loop,) and live[0] is loop and klass == byte_mask(b"abc") and unsure is False
+    table = np.zeros(512, dtype=np.int32)
+    assert regex.fill_class(table, 256, klass, 7) == 253
+    assert table[256 + ord("a")] == 7 and table[ord("a")] == 0 and int((table != 0).sum()) == 3
+    with pytest.raises(TypeError):
+        regex.fill_class(np.zeros(512, dtype=np.int64), 0, klass, 7)
+    with pytest.raises(IndexError):
+        regex.fill_class(table, 300, klass, 7)
+
+
 @pytest.mark.parametrize("make", [lambda e: e.byteset(-1), lambda e: e.byteset(1 << 256),
                                   lambda e: e.repeat(3, 2, 1), lambda e: e.repeat(3, -1, None)])
 def test_bad_arguments_raise_the_same_errors(make: Callable[[ExprSet], int]) -> None:

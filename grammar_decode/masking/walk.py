@@ -75,9 +75,14 @@ def python_token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: in
 class _Scratch(threading.local):
     """Per thread: the kernel's ``seen`` marks, one byte per lexer state, all zero between walks
     (a walk clears the marks it set), so that a walk costs nothing per state it does not reach:
-    the shared DFA holds every grammar's states."""
+    the shared DFA holds every grammar's states. And the walk's output room (boundaries, states
+    reached), sized for the largest trie walked: fresh arrays of that size (3 MB for a 128k
+    vocabulary) cost ~10 µs each to map, and their pages faults as the walk first writes them;
+    what a walk found is copied out."""
 
     seen = np.zeros(0, dtype=np.uint8)
+    bounds = np.zeros(0, dtype=np.int32)
+    reached = np.zeros(0, dtype=np.int32)
 
 
 _SCRATCH = _Scratch()
@@ -110,8 +115,10 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     n = len(byte_at)
     nodes = np.empty(0 if bits is not None else n, dtype=np.int32)
     extra = () if bits is None else (trie.node_token_start, trie.node_token_ids, bits)
-    bounds = np.empty(2 * n, dtype=np.int32)
-    reached = np.empty(n, dtype=np.int32)
+    if len(_SCRATCH.reached) < n:
+        _SCRATCH.bounds = np.empty(2 * n, dtype=np.int32)
+        _SCRATCH.reached = np.empty(n, dtype=np.int32)
+    bounds, reached = _SCRATCH.bounds, _SCRATCH.reached
     counts = np.zeros(4, dtype=np.int64)
     stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
     seen = _SCRATCH.seen
@@ -137,7 +144,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         states = reached[:int(counts[3])]
         seen[states] = 0
     found = int(counts[1])
-    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2), np.sort(states)
+    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:

@@ -16,8 +16,9 @@ token needs a second look only if, counting its item delimiters (``"``):
 
 Those tokens of the mask, and only those, are replayed through the exact stepping
 (``UniqueItems.feed``), and the ones that fail are dropped. Cost per mask in such an
-array: one replay of at most ``len(token)`` steps per candidate (tokens holding a ``"``: ~2-3 % of
-a vocabulary), nothing elsewhere.
+array: a look at the tokens of the case (their ids listed once per vocabulary: ~2-3 % of it hold a
+``"``), and one replay of at most ``len(token)`` steps per candidate in the mask; nothing
+elsewhere.
 """
 
 from __future__ import annotations
@@ -33,16 +34,16 @@ from ..vocab import Vocabulary
 def unique_mask(unique: UniqueItems, position: Position, mask: np.ndarray, vocab: Vocabulary) -> np.ndarray:
     """``mask`` less the tokens that would write a value twice in one array or lead where every
     completion would. ``mask`` is read, never written."""
-    total, later = vocab.derived(("unique item delimiters", unique.delimiters),
-                                 functools.partial(delimiter_counts, delimiters=unique.delimiters))
+    two, later, three = vocab.derived(("unique item candidates", unique.delimiters),
+                                      functools.partial(candidate_ids, delimiters=unique.delimiters))
     _state, frames, item = position
     if item:  # inside an item: its first delimiter closes it, exactly; a second one opens the next
-        needs = total >= 2
+        needs = two
     elif frames[-1]:  # values written: a delimiter after a boundary inside the token opens an item
-        needs = later >= 1
+        needs = later
     else:  # none yet: open (perhaps at once, exactly), close, then open one that must be new
-        needs = total >= 3
-    candidates = np.flatnonzero(mask & needs)
+        needs = three
+    candidates = needs[mask[needs]]  # O(tokens with delimiters), not O(vocabulary)
     if not len(candidates):
         return mask
     out = mask.copy()
@@ -50,6 +51,14 @@ def unique_mask(unique: UniqueItems, position: Position, mask: np.ndarray, vocab
         if unique.feed(position, vocab.token_bytes(token)) is None:
             out[token] = False
     return out
+
+
+def candidate_ids(vocab: Vocabulary, delimiters: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ids (sorted) of the tokens holding at least two item delimiters, at least one past
+    their first byte, and at least three (``delimiter_counts``): the candidates of each case of
+    ``unique_mask``, once per vocabulary, so that a mask looks at those tokens only."""
+    total, later = delimiter_counts(vocab, delimiters)
+    return np.flatnonzero(total >= 2), np.flatnonzero(later >= 1), np.flatnonzero(total >= 3)
 
 
 def delimiter_counts(vocab: Vocabulary, delimiters: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:

@@ -319,10 +319,11 @@ class LexemeDFA:
         which counts the bytes still to make). Once every byte is made, the row is published as
         ``row`` does."""
         live, klass, unsure = self._store.step_pairs(self.pairs[state], byte)  # type: ignore[union-attr]
-        if unsure:  # a derivative with & or ¬ may be empty: searched (the rest are known not to be)
-            exprs = self.exprs
-            nullable, is_empty = exprs.nullable, exprs.is_empty
-            live = tuple([pair for pair in live if nullable[pair[1]] or not is_empty(pair[1])])
+        if unsure:  # derivatives with & or ¬ that may be empty: searched (the rest are known not to be)
+            is_empty = self.exprs.is_empty
+            dropped = [i for i in unsure if is_empty(live[i][1])]
+            if dropped:
+                live = tuple([pair for i, pair in enumerate(live) if i not in dropped])
         target = self._intern_live(live) if live else DEAD
         with self._lock:
             if self.rows[state] is None and not fill_class(self._table, 256 * state, klass, target + STORED):  # type: ignore[misc]

@@ -825,10 +825,10 @@ done:
 /* step_pairs(pairs, byte) -> (live, klass, unsure): step_class over a lexer state's (origin, expr)
    pairs, with the pairs whose derivative is NOTHING left out and each other one as (origin,
    derivative): the original pair object where the derivative is the expression itself (a loop).
-   `unsure` is True when some derivative kept is neither nullable nor free of & and ¬: only those
-   may still be empty, which the caller's search (ExprSet.is_empty) decides. Every other kept
-   derivative is non-empty, as the constructors reduce an empty node to NOTHING where no & or ¬
-   is involved. */
+   `unsure` lists the positions in `live` of the derivatives that are neither nullable nor free of
+   & and ¬ (an empty tuple when none is): only those may still be empty, which the caller's search
+   (ExprSet.is_empty) decides. Every other kept derivative is non-empty, as the constructors
+   reduce an empty node to NOTHING where no & or ¬ is involved. */
 static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_Check(args[0])) { PyErr_SetString(PyExc_TypeError, "step_pairs(pairs: tuple, byte)"); return NULL; }
     long byte = PyLong_AsLong(args[1]);
@@ -853,11 +853,12 @@ static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t na
     live = PyTuple_New(count);
     if (!live) goto done;
     Py_ssize_t kept = 0;
-    int unsure = 0;
+    Ids unsure;
+    ids_init(&unsure);
     for (Py_ssize_t i = 0; i < count; i++) {
         int32_t e = items.items[i];
         int32_t d = has_byte(s->nodes[e].first, (int)byte) ? derive(s, e, (int)byte) : NOTHING;
-        if (d < 0) goto done;
+        if (d < 0) { ids_free(&unsure); goto done; }
         if (d == NOTHING) continue;
         PyObject *pair = PyTuple_GET_ITEM(pairs, i), *out;
         if (d == e) {
@@ -867,14 +868,28 @@ static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t na
             PyObject *value = PyLong_FromLong(d);
             out = value ? PyTuple_Pack(2, PyTuple_GET_ITEM(pair, 0), value) : NULL;
             Py_XDECREF(value);
-            if (!out) goto done;
+            if (!out) { ids_free(&unsure); goto done; }
+        }
+        if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 &&
+            ids_push(&unsure, (int32_t)kept) < 0) {
+            Py_DECREF(out);
+            ids_free(&unsure);
+            goto done;
         }
         PyTuple_SET_ITEM(live, kept++, out);
-        if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3) unsure = 1;
     }
-    if (_PyTuple_Resize(&live, kept) < 0) goto done;
+    PyObject *positions = PyTuple_New(unsure.n);
+    for (Py_ssize_t i = 0; positions && i < unsure.n; i++) {
+        PyObject *value = PyLong_FromLong(unsure.items[i]);
+        if (!value) Py_CLEAR(positions);
+        else PyTuple_SET_ITEM(positions, i, value);
+    }
+    ids_free(&unsure);
+    if (!positions) goto done;
+    if (_PyTuple_Resize(&live, kept) < 0) { Py_DECREF(positions); goto done; }
     PyObject *mask = mask_to_int(klass);
-    if (mask) result = Py_BuildValue("(ONO)", live, mask, unsure ? Py_True : Py_False);
+    if (mask) result = Py_BuildValue("(ONN)", live, mask, positions);
+    else Py_DECREF(positions);
 done:
     Py_XDECREF(live);
     ids_free(&items);

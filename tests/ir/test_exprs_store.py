@@ -162,7 +162,14 @@ def test_step_pairs_and_fill_class() -> None:
     digit = exprs.byteset(byte_mask(b"0123456789"))
     loop, dead = (0, letters), (1, digit)
     live, klass, unsure = exprs.store.step_pairs((loop, dead), ord("b"))
-    assert live == (loop,) and live[0] is loop and klass == byte_mask(b"abc") and unsure is False
+    assert live == (loop,) and live[0] is loop and klass == byte_mask(b"abc") and unsure == ()
+    # after "a" only the intersection of a[a-z]*b and a[a-z]*c is left of the first pair: empty,
+    # but not NOTHING, and so listed as unsure (its position in live); the loop is not
+    lower = exprs.star(exprs.byteset(byte_mask(bytes(range(97, 123)))))
+    a, b, c = (exprs.byteset(byte_mask(x)) for x in (b"a", b"b", b"c"))
+    never = exprs.both(exprs.concat(a, lower, b), exprs.concat(a, lower, c))
+    live, _klass, unsure = exprs.store.step_pairs(((0, never), loop), ord("a"))
+    assert [origin for origin, _d in live] == [0, 0] and unsure == (0,) and exprs.is_empty(live[0][1])
     table = np.zeros(512, dtype=np.int32)
     assert regex.fill_class(table, 256, klass, 7) == 253
     assert table[256 + ord("a")] == 7 and table[ord("a")] == 0 and int((table != 0).sum()) == 3

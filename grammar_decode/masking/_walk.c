@@ -1,7 +1,7 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
    walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached
-               [, mutation, node_token_start, node_token_ids, bits])
+               [, mutation, node_token_start, node_token_ids, bits, make])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state, each plus STORED (2): the next
@@ -29,10 +29,17 @@
                       written (it may be empty): the mask in the same pass, not a second one over
                       a list of nodes.
 
+   make:              where given (not None), called as make(state, byte) with the GIL held for
+                      each missing transition: it makes the transition, writes it into the table
+                      and returns (table, accepting, seen) as they are now (the same objects, or
+                      grown ones, which the walk takes instead), or None where it cannot make it
+                      (the walk then returns that state, as without make). A walk goes on where
+                      it stopped, without a return to Python and a new call per missing cell.
+
    Returns -1 when the walk is done, or the lexer state whose transition on the byte of node
    counts[2] is missing: the caller makes it, writes it into the table (a grown table, and a grown
    seen, may be passed on the next call) and calls again with resume = counts[2]. The walk
-   releases the GIL: it touches no Python object.
+   releases the GIL while it walks: it touches no Python object there.
 
    set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])
 
@@ -168,13 +175,17 @@ static inline int set_node_tokens(int64_t node, const int64_t *start, const int6
 
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
-        *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None;
+        *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
                           &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
-                          &o_tids, &o_bits))
+                          &o_tids, &o_bits, &o_make))
         return NULL;
+    if (o_make != Py_None && !PyCallable_Check(o_make)) {
+        PyErr_SetString(PyExc_TypeError, "walk_lexeme: make is a callable or None");
+        return NULL;
+    }
     held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached,
         b_tstart, b_tids, b_bits;
     held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
@@ -200,7 +211,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         int64_t *counts = (int64_t *)b_counts.view.buf;
         uint8_t *seen = (uint8_t *)b_seen.view.buf;
         int32_t *reached = (int32_t *)b_reached.view.buf;
-        const Py_ssize_t seen_len = b_seen.view.len;
+        Py_ssize_t seen_len = b_seen.view.len;
         const Py_ssize_t stack_len = b_stack.view.len / 4;
         if ((!with_bits && b_nodes.view.len < 4 * w.n) ||
             b_bounds.view.len < 8 * w.n || b_counts.view.len < 32 || b_reached.view.len < 4 * w.n) {
@@ -224,6 +235,8 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         int64_t n_nodes = counts[0], n_bounds = counts[1], n_reached = counts[3];
         long missing = -1;
         int bad = 0;
+    walk:
+        missing = -1;
         Py_BEGIN_ALLOW_THREADS
         while (i < w.n) {
             int32_t d = w.depth_at[i];
@@ -259,6 +272,53 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         if (bad) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: a trie depth or lexer state is outside its table");
             goto done;
+        }
+        if (missing >= 0 && o_make != Py_None) {
+            /* the counts so far, in case make fails or hands the state back */
+            counts[0] = n_nodes;
+            counts[1] = n_bounds;
+            counts[2] = (int64_t)i;
+            counts[3] = n_reached;
+            PyObject *now = PyObject_CallFunction(o_make, "li", missing, (int)w.byte_at[i]);
+            if (!now) goto done;
+            if (now != Py_None) {
+                if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 3) {
+                    Py_DECREF(now);
+                    PyErr_SetString(PyExc_TypeError, "walk_lexeme: make returns (table, accepting, seen) or None");
+                    goto done;
+                }
+                PyObject *table = PyTuple_GET_ITEM(now, 0), *acc = PyTuple_GET_ITEM(now, 1),
+                         *grown = PyTuple_GET_ITEM(now, 2);
+                int failed = 0;
+                if (table != b_table.view.obj) {
+                    release(&b_table);
+                    failed = take(table, &b_table, 4, 0, "table");
+                    if (!failed) {
+                        w.table = (const int32_t *)b_table.view.buf;
+                        w.states = b_table.view.len / (256 * 4);
+                    }
+                }
+                if (!failed && acc != b_acc.view.obj) {
+                    release(&b_acc);
+                    failed = take(acc, &b_acc, 1, 0, "accepting");
+                    if (!failed) {
+                        w.accepting = (const uint8_t *)b_acc.view.buf;
+                        w.accepting_len = b_acc.view.len;
+                    }
+                }
+                if (!failed && grown != b_seen.view.obj) {
+                    release(&b_seen);
+                    failed = take(grown, &b_seen, 1, 1, "seen");
+                    if (!failed) {
+                        seen = (uint8_t *)b_seen.view.buf;
+                        seen_len = b_seen.view.len;
+                    }
+                }
+                Py_DECREF(now);
+                if (failed) goto done;
+                goto walk;
+            }
+            Py_DECREF(now);
         }
         counts[0] = n_nodes;
         counts[1] = n_bounds;
@@ -641,7 +701,7 @@ done:
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
-     "[, mutation])\n"
+     "[, mutation, node_token_start, node_token_ids, bits, make])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
     {"walk_boundaries", walk_boundaries, METH_VARARGS,
      "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "

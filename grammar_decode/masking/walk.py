@@ -18,9 +18,10 @@ It is split in two, so that the expensive part is shared across contexts:
 
 Cost: two list lookups per visited node once the lexer's rows exist (~0.2 µs in CPython). Both
 walks also run compiled (``_walk.c``, built by the package's build): the same loops over the
-trie's flat arrays and the lexer's dense table (``Lexer.dense``), without the GIL, returning to
-Python only to have a missing transition made or, in the boundary walk, a restart (the parse's scan of a
-lexeme that ends inside a token) computed, each once per walk. ``GRAMMAR_DECODE_WALK=python``
+trie's flat arrays and the lexer's dense table (``Lexer.dense``), without the GIL. A missing
+transition is made by Python: the lexeme walk calls back where it stands (``make``), the boundary
+walk returns and is called again, which it also does to have a restart (the parse's scan of a
+lexeme that ends inside a token) computed, once per walk each. ``GRAMMAR_DECODE_WALK=python``
 selects the Python walks, which stay the reference fast path; where the extension is missing, one
 warning says so and the Python walks run.
 """
@@ -114,35 +115,40 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     byte_at, depth_at, end_at = trie.arrays()
     n = len(byte_at)
     nodes = np.empty(0 if bits is not None else n, dtype=np.int32)
-    extra = () if bits is None else (trie.node_token_start, trie.node_token_ids, bits)
+    extra = (None, None, None) if bits is None else (trie.node_token_start, trie.node_token_ids, bits)
     if len(_SCRATCH.reached) < n:
         _SCRATCH.bounds = np.empty(2 * n, dtype=np.int32)
         _SCRATCH.reached = np.empty(n, dtype=np.int32)
     bounds, reached = _SCRATCH.bounds, _SCRATCH.reached
     counts = np.zeros(4, dtype=np.int64)
     stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
-    seen = _SCRATCH.seen
-    resume = 1
     if lexer.guarded(lex):
         return None
+
+    def current() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The table, accepting bytes and ``seen`` as they are now (``seen`` grown with the
+        table, the marks of this walk so far kept)."""
+        table, accepts = lexer.dense()
+        seen = _SCRATCH.seen
+        if len(seen) < len(accepts):
+            grown = np.zeros(len(accepts), dtype=np.uint8)
+            grown[:len(seen)] = seen
+            seen = _SCRATCH.seen = grown
+        return table, accepts, seen
+
+    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A missing cell met by the kernel, made where the kernel stands (no return to Python)."""
+        return current() if lexer.dense_cell(state, byte) else None
+
     try:
-        while True:
-            table, accepts = lexer.dense()
-            if len(seen) < len(accepts):
-                grown = np.zeros(len(accepts), dtype=np.uint8)
-                grown[:len(seen)] = seen  # the marks of this walk so far
-                seen = _SCRATCH.seen = grown
-            missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, resume, stack, nodes, bounds,
-                                        counts, seen, reached, _MUTATION, *extra)
-            if missing < 0:
-                break
-            resume = int(counts[2])
-            # the missing cell: the state's transition on the byte of the node the walk stopped at
-            if not lexer.dense_cell(missing, int(byte_at[resume])):
-                return None
+        table, accepts, seen = current()
+        missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
+                                    counts, seen, reached, _MUTATION, *extra, make)
+        if missing >= 0:  # a cell made one byte at a time (guarded pairs): walked in Python instead
+            return None
     finally:
         states = reached[:int(counts[3])]
-        seen[states] = 0
+        _SCRATCH.seen[states] = 0
     found = int(counts[1])
     return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
 

@@ -155,6 +155,33 @@ def _tiny_trie_and_lexer() -> tuple[np.ndarray, ...]:
             np.full(256, DEAD + STORED, dtype=np.int32), np.zeros(1, dtype=np.uint8))
 
 
+def test_the_make_callback_protocol() -> None:
+    """A missing cell is made by ``make`` where the walk stands: the walk goes on over the table it
+    hands back (a new one here), and returns the state where ``make`` hands it back (None); a
+    ``make`` that returns something else, or raises, is an error from the walk."""
+    byte, depth, end, _table, accepts = _tiny_trie_and_lexer()
+    unbuilt = np.zeros(256, dtype=np.int32)  # every transition missing (UNBUILT is stored as 0)
+    made = np.full(256, DEAD + STORED, dtype=np.int32)
+    asked: list[tuple[int, int]] = []
+
+    def run(make: object) -> int:
+        counts = np.zeros(4, dtype=np.int64)
+        return walk._walk.walk_lexeme(byte, depth, end, unbuilt, accepts, 0, 1, np.zeros(2, dtype=np.int32),
+                                      np.empty(3, np.int32), np.empty(6, np.int32), counts, np.zeros(1, np.uint8),
+                                      np.empty(3, np.int32), 0, None, None, None, make)
+
+    def make(state: int, at: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        asked.append((state, at))
+        return made, accepts, np.zeros(1, dtype=np.uint8)
+
+    assert run(make) == -1 and asked == [(0, 0)]  # made once: the second node reads the new table
+    assert run(lambda state, at: None) == 0
+    with pytest.raises(TypeError):
+        run(lambda state, at: (made, accepts))
+    with pytest.raises(ZeroDivisionError):
+        run(lambda state, at: 1 // 0)
+
+
 def test_bad_buffers_are_refused() -> None:
     byte, depth, end, table, accepts = _tiny_trie_and_lexer()
     stack = np.zeros(2, dtype=np.int32)

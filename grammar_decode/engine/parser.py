@@ -121,6 +121,10 @@ class Parser:
             firsts.append(tuple(starts))
         self.symbols = symbols
         self.firsts = firsts
+        # each rule's alternatives split by what they begin with: a lexeme (a thread at once,
+        # ``_expand`` adds it without its worklist), or a rule (expanded further)
+        self._lexeme_firsts = [tuple(p for p in starts if 0 <= symbols[p] < END) for starts in firsts]
+        self._other_firsts = [tuple(p for p in starts if not 0 <= symbols[p] < END) for starts in firsts]
         self.rule_names = rewritten.names
         self.ignored = frozenset(grammar.ignored)
         self.lexeme_count = len(grammar.lexeme_exprs)
@@ -200,6 +204,7 @@ class Parser:
         """Add the threads reached from ``position`` (with return points ``conts``) without
         reading a lexeme; returns True when the end of the text is reached."""
         symbols = self.symbols
+        lexeme_firsts, other_firsts = self._lexeme_firsts, self._other_firsts
         accepted = False
         work = [(position, conts)]
         # each (position, return points) once: unit rules and shared rules make diamonds (A → B |
@@ -224,7 +229,16 @@ class Parser:
             else:
                 after = position + 1
                 inner = conts if symbols[after] == END else frozenset((self._cont(after, conts),))
-                for first in self.firsts[~symbol]:
+                # alternatives that begin with a lexeme are threads at once: no worklist entry and
+                # no ``seen`` check (a repeat only adds the same set again, which ``_state`` takes
+                # once); a rule's property list has hundreds of them
+                for first in lexeme_firsts[~symbol]:
+                    found = threads.get(first)
+                    if found is None:
+                        threads[first] = [inner]
+                    elif found[-1] is not inner:
+                        found.append(inner)
+                for first in other_firsts[~symbol]:
                     if (first, inner) not in seen:
                         seen.add((first, inner))
                         work.append((first, inner))

@@ -72,7 +72,7 @@ _MOST_NEED_ENTRIES = 1 << 16
 class ParseState:
     """Every parse of the lexemes read so far. Immutable and interned: compare by identity."""
 
-    __slots__ = ("parser", "threads", "accepting", "depth", "expected", "_scans", "__weakref__")
+    __slots__ = ("parser", "threads", "accepting", "depth", "expected", "lexer_start", "_scans", "__weakref__")
 
     def __init__(self, parser: "Parser", threads: tuple[tuple[int, frozenset[Cont]], ...], accepting: bool,
                  depth: int = 0) -> None:
@@ -82,6 +82,9 @@ class ParseState:
         self.depth = depth  # nesting depth of the text read (0 without a depth limit)
         symbols = parser.symbols
         self.expected = frozenset(symbols[position] for position, _ in threads) | parser.ignored
+        #: the lexer state that begins the next lexeme, once the recognizer has asked
+        #: (``Recognizer.lexer_start``; a parser belongs to one recognizer)
+        self.lexer_start: int | None = None
         # successors held weakly: a strong memo would keep every state ever reached alive from
         # the initial one, and a long-running server would grow without bound
         self._scans: dict[frozenset[int], "weakref.ReferenceType[ParseState] | None"] = {}

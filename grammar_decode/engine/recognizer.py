@@ -21,7 +21,6 @@ such lexemes apart.)
 
 from __future__ import annotations
 
-import weakref
 from typing import Iterable, Union
 
 from ..limits import check_deadline
@@ -40,16 +39,16 @@ class Recognizer:
         self.exprs = grammar.exprs
         self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs, grammar.guards)
         self.parser = Parser(grammar, max_size)
-        self._starts: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
         check_deadline()
         self.initial: State = self.boundary(self.parser.initial)
         check_deadline()
 
     def lexer_start(self, parse: ParseState) -> int:
-        """The lexer state that begins the lexeme after ``parse`` (cached per parse state)."""
-        found = self._starts.get(parse)
+        """The lexer state that begins the lexeme after ``parse`` (cached on the parse state: its
+        parser is this recognizer's own)."""
+        found = parse.lexer_start
         if found is None:
-            found = self._starts[parse] = self.lexer.start(parse.expected)
+            found = parse.lexer_start = self.lexer.start(parse.expected)
         return found
 
     def boundary(self, parse: ParseState) -> State:

@@ -33,7 +33,8 @@ accepted wrongly):
   ECMA-262 with the ``u`` flag compile: literal characters, ``.``, the escapes
   ``\\d \\D \\w \\W \\s \\S \\n \\r \\t`` and escaped syntax characters, classes
   ``[...]``/``[^...]`` of such characters without ranges (nor ``& | ~``, which Python reads
-  doubled as set operations to come), groups ``(...)``/``(?:...)`` nested
+  doubled as set operations to come, nor an unescaped ``^`` inside: ``[^]`` is a class in
+  ECMA-262 and an unterminated one in Python), groups ``(...)``/``(?:...)`` nested
   at most three deep with ``|`` inside and at the top, ``^`` and ``$``, and the quantifiers
   ``* + ?`` (each perhaps lazy) after an atom. Ranges, counted repeats, lookaround and
   backreferences are left out.
@@ -152,8 +153,10 @@ def _regex_subset(depth: int) -> str:
     syntax = r"\\^$.|?*+()\[\]{}/"
     escape = r"\\[" + syntax + r"dDwWsSnrt]"
     literal = r"[^" + syntax[:-1] + r"]"  # '/' is an ordinary character unescaped
-    # no '-' (a range, perhaps reversed) and none of '&|~' (doubled, Python warns of set operations)
-    in_class = r"(?:[^\\\]\[&|~-]|\\[" + syntax + r"dDwWsSnrt-])"
+    # no '-' (a range, perhaps reversed), none of '&|~' (doubled, Python warns of set operations),
+    # and no bare '^': first in a class it is a negation, and '[^]' leaves Python's class open
+    # ('^' escaped is fine)
+    in_class = r"(?:[^\\\]\[&|~^-]|\\[" + syntax + r"dDwWsSnrt-])"
     atom = f"(?:{literal}|{escape}|\\.|\\[\\^?{in_class}+\\])"
     alternation = ""
     for _ in range(depth + 1):

@@ -18,8 +18,8 @@
      first_bytes(item)        a 256-bit Python int: a superset of the bytes with a non-empty
                               derivative (exact without NOT), computed when the node is made
      has_boolean(item), has_unbounded_repeat(item)
-     step_class(items, byte)  a lexer transition: the derivatives, and the bytes that share them
-     step_pairs(pairs, byte)  the same over (origin, expr) pairs, dead ones left out
+     step_pairs(pairs, byte)  a lexer transition over (origin, expr) pairs: the live derivatives,
+                              and the bytes that share them
    Module function fill_class(table, offset, klass, value): one byte class of a dense-table row.
    Attributes kinds, nullables, args: read-only sequences over the nodes, as the Python store's
    lists kind, nullable and args (args built on access: None, an int mask, (data, start), a tuple
@@ -64,7 +64,7 @@ typedef struct {
     int64_t *dkeys; /* derivative memo: node * 256 + byte, or -1 */
     int32_t *dvals;
     int64_t dcap, dcount;
-    uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_class */
+    uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_pairs (class_of) */
     int32_t capmarks;
     uint32_t epoch;
     int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is,
@@ -785,46 +785,10 @@ static int class_of(Store *s, const int32_t *items, Py_ssize_t count, int byte, 
     return 0;
 }
 
-/* step_class(items, byte) -> (derived, klass): each item's derivative by `byte` (NOTHING where the
-   item cannot start with it), and as a 256-bit int the bytes whose derivatives are the same
-   (class_of). One lexer transition of a state whose expressions are `items`, and every other
-   byte it stands for. */
-static PyObject *store_step_class(Store *s, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !PyTuple_Check(args[0])) { PyErr_SetString(PyExc_TypeError, "step_class(items: tuple, byte)"); return NULL; }
-    long byte = PyLong_AsLong(args[1]);
-    if (byte == -1 && PyErr_Occurred()) return NULL;
-    if (byte < 0 || byte > 255) { PyErr_SetString(PyExc_ValueError, "a byte is 0..255"); return NULL; }
-    PyObject *tuple = args[0];
-    Py_ssize_t count = PyTuple_GET_SIZE(tuple);
-    Ids items;
-    ids_init(&items);
-    PyObject *derived = NULL, *result = NULL;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int32_t id = node_arg(s, PyTuple_GET_ITEM(tuple, i));
-        if (id < 0 || ids_push(&items, id) < 0) goto done;
-    }
-    uint64_t klass[4];
-    if (class_of(s, items.items, items.n, (int)byte, klass) < 0) goto done;
-    derived = PyTuple_New(count);
-    if (!derived) goto done;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int32_t d = has_byte(s->nodes[items.items[i]].first, (int)byte) ? derive(s, items.items[i], (int)byte) : NOTHING;
-        PyObject *value = d < 0 ? NULL : PyLong_FromLong(d);
-        if (!value) goto done;
-        PyTuple_SET_ITEM(derived, i, value);
-    }
-    PyObject *mask = mask_to_int(klass);
-    if (mask) result = PyTuple_Pack(2, derived, mask);
-    Py_XDECREF(mask);
-done:
-    Py_XDECREF(derived);
-    ids_free(&items);
-    return result;
-}
-
-/* step_pairs(pairs, byte) -> (live, klass, unsure): step_class over a lexer state's (origin, expr)
-   pairs, with the pairs whose derivative is NOTHING left out and each other one as (origin,
-   derivative): the original pair object where the derivative is the expression itself (a loop).
+/* step_pairs(pairs, byte) -> (live, klass, unsure): one lexer transition of a state whose (origin,
+   expr) pairs are `pairs`: each expression derived by `byte`, and as a 256-bit int the bytes whose
+   derivatives are the same (class_of). The pairs whose derivative is NOTHING are left out and
+   each other one comes back as (origin, derivative): the original pair object where the derivative is the expression itself (a loop).
    `unsure` lists the positions in `live` of the derivatives that are neither nullable nor free of
    & and ¬ (an empty tuple when none is): only those may still be empty, which the caller's search
    (ExprSet.is_empty) decides. Every other kept derivative is non-empty, as the constructors
@@ -1055,8 +1019,6 @@ static PyMethodDef store_methods[] = {
     {"negate", (PyCFunction)store_negate, METH_O, "Complement."},
     {"repeat", (PyCFunction)(void (*)(void))store_repeat, METH_FASTCALL, "item{lo,hi} (hi None: unbounded)."},
     {"derivative", (PyCFunction)(void (*)(void))store_derivative, METH_FASTCALL, "The derivative by one byte."},
-    {"step_class", (PyCFunction)(void (*)(void))store_step_class, METH_FASTCALL,
-     "step_class(items, byte) -> (derivatives by byte, the bytes with the same ones)."},
     {"step_pairs", (PyCFunction)(void (*)(void))store_step_pairs, METH_FASTCALL,
      "step_pairs(pairs, byte) -> (the live (origin, derivative) pairs, their byte class, whether any may be empty)."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},

@@ -22,7 +22,7 @@ from helpers import run_in_threads
 @pytest.fixture(autouse=True, params=["compiled", "python"])
 def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test here on both expression stores: the C one, whose transitions are made a byte
-    class at a time by ``step_class``, and the Python one, whose rows are made from class maps."""
+    class at a time by ``step_pairs``, and the Python one, whose rows are made from class maps."""
     monkeypatch.setattr(regex_module, "COMPILED", request.param == "compiled" and regex_module._exprs is not None)
     return request.param
 
@@ -193,7 +193,7 @@ def test_cells_made_one_class_at_a_time_behave_as_whole_rows(pattern: str, text:
 
 @pytest.mark.parametrize("pattern, text", [(_EMAIL, b"jo"), (_ESCAPED, b'"a'), (_EMAIL, b"joe@x")])
 def test_the_two_stores_build_equivalent_dfas(pattern: str, text: bytes) -> None:
-    """The DFA on the C store (transitions by ``step_class``) and the one on the Python store
+    """The DFA on the C store (transitions by ``step_pairs``) and the one on the Python store
     (class maps): every state reached pairwise within six bytes agrees (dead, accepting, the
     expressions left, described)."""
     fast, a = _fed(pattern, text, compiled=True)

@@ -76,11 +76,52 @@ def _reject_constant(name: str) -> Any:
     raise NotJSON(f"{name} is not JSON")
 
 
+class DuplicateKey(NotJSON):
+    """An object spells one key twice."""
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
-        raise NotJSON(f"duplicate key in {keys!r}")
+        raise DuplicateKey(f"duplicate key in {keys!r}")
     return dict(pairs)
+
+
+def named_keys(schema: Any) -> set[str]:
+    """Every name a ``properties`` keyword anywhere in ``schema`` holds."""
+    found: set[str] = set()
+    if isinstance(schema, dict):
+        for keyword, value in schema.items():
+            if keyword == "properties" and isinstance(value, dict):
+                found.update(value)
+            found |= named_keys(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            found |= named_keys(item)
+    return found
+
+
+def loads_each_repeat(doc: bytes, named: set[str]) -> list[Any]:
+    """``doc`` read twice, keeping the first and then the last of each repeated key, for the limit
+    docs/json-schema.md states: two *other* keys of an object (names no ``properties`` holds) may
+    spell the same name. A repeated named key stays ``NotJSON``; so does anything else
+    ``strict_loads`` refuses."""
+    def keeping(last: bool) -> Any:
+        def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for key, value in pairs:
+                if key in out and key in named:
+                    raise NotJSON(f"the named key {key!r} repeated")
+                if last or key not in out:
+                    out[key] = value
+            return out
+        try:
+            value = json.loads(doc.decode("utf-8"), object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            raise NotJSON(str(exc)) from exc
+        _check_strict(value)
+        return value
+    return [keeping(False), keeping(True)]
 
 
 def _check_strict(value: Any) -> None:

@@ -1,7 +1,7 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
    walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached
-               [, mutation, node_token_start, node_token_ids, bits, make])
+               [, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state, each plus STORED (2): the next
@@ -35,6 +35,12 @@
                       grown ones, which the walk takes instead), or None where it cannot make it
                       (the walk then returns that state, as without make). A walk goes on where
                       it stopped, without a return to Python and a new call per missing cell.
+
+   pure, rest_first:  where given (not None), the walk leaves out what a slice (masking/slices.py)
+                      has already decided: below each depth-1 node whose byte b has rest_first[b]
+                      (uint8, 256 entries) set, it skips the subtree of every node with pure[node]
+                      (uint8 per node: only plain tokens below) without stepping the lexer there.
+                      mutation 6 (tests only) skips them below every depth-1 node.
 
    Returns -1 when the walk is done, or the lexer state whose transition on the byte of node
    counts[2] is missing: the caller makes it, writes it into the table (a grown table, and a grown
@@ -175,21 +181,26 @@ static inline int set_node_tokens(int64_t node, const int64_t *start, const int6
 
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
-        *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None;
+        *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None,
+        *o_pure = Py_None, *o_rest = Py_None;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
                           &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
-                          &o_tids, &o_bits, &o_make))
+                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest))
         return NULL;
+    if ((o_pure == Py_None) != (o_rest == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "walk_lexeme: pure and rest_first go together");
+        return NULL;
+    }
     if (o_make != Py_None && !PyCallable_Check(o_make)) {
         PyErr_SetString(PyExc_TypeError, "walk_lexeme: make is a callable or None");
         return NULL;
     }
     held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached,
-        b_tstart, b_tids, b_bits;
+        b_tstart, b_tids, b_bits, b_pure, b_rest;
     held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
-                          &b_seen, &b_reached, &b_tstart, &b_tids, &b_bits};
+                          &b_seen, &b_reached, &b_tstart, &b_tids, &b_bits, &b_pure, &b_rest};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
     walk_inputs w;
@@ -204,6 +215,13 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     if (with_bits && (take(o_tstart, &b_tstart, 8, 0, "node_token_start") || take(o_tids, &b_tids, 8, 0, "node_token_ids") ||
                       take(o_bits, &b_bits, 1, 1, "bits")))
         goto done;
+    const int skipping = o_pure != Py_None;
+    if (skipping && (take(o_pure, &b_pure, 1, 0, "pure") || take(o_rest, &b_rest, 1, 0, "rest_first")))
+        goto done;
+    if (skipping && (b_pure.view.len != w.n || b_rest.view.len != 256)) {
+        PyErr_SetString(PyExc_ValueError, "walk_lexeme: pure has one byte per trie node, rest_first 256");
+        goto done;
+    }
     {
         int32_t *stack = (int32_t *)b_stack.view.buf;
         int32_t *nodes = (int32_t *)b_nodes.view.buf;
@@ -235,12 +253,27 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         int64_t n_nodes = counts[0], n_bounds = counts[1], n_reached = counts[3];
         long missing = -1;
         int bad = 0;
+        const uint8_t *pure = skipping ? (const uint8_t *)b_pure.view.buf : NULL;
+        const uint8_t *rest_first = skipping ? (const uint8_t *)b_rest.view.buf : NULL;
+        int rest = 0; /* inside the subtree of a depth-1 node whose byte has rest_first set */
+        if (skipping && i < w.n) {  /* resumed: from the depth-1 node above node i */
+            Py_ssize_t top = i;
+            while (top > 1 && w.depth_at[top] > 1) top--;
+            rest = w.depth_at[top] == 1 && (rest_first[w.byte_at[top]] || mutation == 6);
+        }
     walk:
         missing = -1;
         Py_BEGIN_ALLOW_THREADS
         while (i < w.n) {
             int32_t d = w.depth_at[i];
             if (d < 1 || d >= stack_len) { bad = 1; break; }
+            if (skipping) {
+                if (d == 1) rest = rest_first[w.byte_at[i]] || mutation == 6;
+                if (rest && pure[i]) {  /* only plain tokens below: the slice has them */
+                    i = w.end_at[i];
+                    continue;
+                }
+            }
             int32_t parent = stack[d - 1];
             if (parent < 0 || parent >= w.states || parent >= w.accepting_len) { bad = 1; break; }
             int32_t nxt = w.table[(Py_ssize_t)parent * 256 + w.byte_at[i]] - STORED;
@@ -698,10 +731,143 @@ done:
     return result;
 }
 
+/* plain_split(table, state, where, firsts[, mutation]) -> int
+
+   slices.plain_split over the dense table: for a state where plain characters go different ways,
+   the place most plain ASCII bytes lead `state` to (T; ties: the least state), and in `firsts`
+   (uint8, 256 entries, written) a 1 for each plain first byte all of whose plain characters lead
+   there: a plain ASCII byte that leads to T, a UTF-8 lead byte whose every well-formed character
+   (read byte by byte, never dead on the way) ends in T. Returns T, -2 when no plain ASCII byte
+   leads anywhere live, -3 when a transition is not in the table yet (where[0], where[1] as for
+   plain_successor). A lead byte whose characters take more than PLAIN_MAX_EXPLORED (state,
+   position) items to check is left out: that is never wrong, its tokens are then walked.
+   mutation (tests only): 5 admits a lead byte without checking its continuation bytes. */
+typedef struct {
+    const int32_t *table;
+    int64_t states, target, missing_state, missing_byte, explored;
+    int64_t *keys; /* PLAIN_SLOTS: explored item keys, or -1 */
+    int8_t *known; /* per slot: 1 every character from the item ends in T, 0 not */
+} split_search;
+
+/* 1 when every well-formed rest of a character from lexer state `lex` (`count` continuation bytes
+   still due, the next one in lo..hi) ends in the target with no dead state on the way, 0 when one
+   does not, -1 when a transition is missing (recorded in the search), -2 past the exploration
+   bound. Memoised per item. */
+static int split_check(split_search *q, int64_t lex, int count, int lo, int hi) {
+    int64_t key = (lex << 24) | ((int64_t)count << 16) | (lo << 8) | hi;
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
+    uint64_t slot = h >> 50;
+    while (q->keys[slot] >= 0 && q->keys[slot] != key) slot = (slot + 1) & (PLAIN_SLOTS - 1);
+    if (q->keys[slot] == key) return q->known[slot];
+    if (++q->explored > PLAIN_MAX_EXPLORED) return -2;
+    int answer = 1;
+    for (int b = lo; b <= hi && answer == 1; b++) {
+        int32_t nxt = lex < q->states ? q->table[lex * 256 + b] - STORED : UNBUILT;
+        if (nxt == UNBUILT || nxt >= q->states) {
+            q->missing_state = lex;
+            q->missing_byte = b;
+            return -1;
+        }
+        if (count == 1) answer = nxt == q->target;
+        else if (nxt == DEAD) answer = 0;
+        else answer = split_check(q, nxt, count - 1, 0x80, 0xBF);
+    }
+    if (answer < 0) return answer;
+    q->keys[slot] = key;
+    q->known[slot] = (int8_t)answer;
+    return answer;
+}
+
+static PyObject *plain_split(PyObject *self, PyObject *args) {
+    PyObject *o_table, *o_where, *o_firsts;
+    long state;
+    int mutation = 0;
+    if (!PyArg_ParseTuple(args, "OlOO|i", &o_table, &state, &o_where, &o_firsts, &mutation)) return NULL;
+    held_buffer b_table, b_where, b_firsts;
+    b_table.held = b_where.held = b_firsts.held = 0;
+    PyObject *result = NULL;
+    split_search q;
+    q.keys = NULL;
+    q.known = NULL;
+    if (take(o_table, &b_table, 4, 0, "table") || take(o_where, &b_where, 8, 1, "where") ||
+        take(o_firsts, &b_firsts, 1, 1, "firsts"))
+        goto done;
+    if (b_where.view.len < 16 || b_firsts.view.len != 256) {
+        PyErr_SetString(PyExc_ValueError, "plain_split: where holds two int64, firsts 256 bytes");
+        goto done;
+    }
+    {
+        uint8_t *firsts = (uint8_t *)b_firsts.view.buf;
+        int64_t *where = (int64_t *)b_where.view.buf;
+        memset(firsts, 0, 256);
+        q.table = (const int32_t *)b_table.view.buf;
+        q.states = b_table.view.len / (256 * 4);
+        q.missing_state = q.missing_byte = -1;
+        q.explored = 0;
+        long answer = -2;
+        if (state < 0 || state >= q.states) {
+            q.missing_state = state;
+            q.missing_byte = 0x20;
+            goto decided;
+        }
+        int32_t next_of[256];
+        for (int b = 0x20; b < 0x80; b++) {
+            if (b == 0x22 || b == 0x5C) continue;
+            int32_t v = q.table[state * 256 + b] - STORED;
+            if (v == UNBUILT || v >= q.states) { q.missing_state = state; q.missing_byte = b; goto decided; }
+            next_of[b] = v;
+        }
+        /* the live successor of the most plain ASCII bytes, the least state on a tie */
+        int64_t best = -1, best_count = 0;
+        for (int b = 0x20; b < 0x80; b++) {
+            if (b == 0x22 || b == 0x5C || next_of[b] < 0) continue;
+            int64_t count = 0;
+            for (int c = 0x20; c < 0x80; c++)
+                if (c != 0x22 && c != 0x5C && next_of[c] == next_of[b]) count++;
+            if (count > best_count || (count == best_count && next_of[b] < best)) { best = next_of[b]; best_count = count; }
+        }
+        if (best < 0) goto decided;
+        q.target = best;
+        for (int b = 0x20; b < 0x80; b++)
+            if (b != 0x22 && b != 0x5C && next_of[b] == best) firsts[b] = 1;
+        q.keys = malloc(PLAIN_SLOTS * sizeof(int64_t));
+        q.known = malloc(PLAIN_SLOTS);
+        if (!q.keys || !q.known) { PyErr_NoMemory(); goto done; }
+        memset(q.keys, 0xff, PLAIN_SLOTS * sizeof(int64_t));
+        int exhausted = 0;
+        for (int k = 0; k < 8 && !exhausted; k++) {
+            for (int b = lead_lo[k]; b <= lead_hi[k]; b++) {
+                int32_t nxt = q.table[state * 256 + b] - STORED;
+                if (nxt == UNBUILT || nxt >= q.states) { q.missing_state = state; q.missing_byte = b; goto decided; }
+                if (nxt == DEAD) continue;
+                int ok = mutation == 5 ? 1 : split_check(&q, nxt, lead_count[k], cont_lo[k], cont_hi[k]);
+                if (ok == -1) goto decided;
+                if (ok == -2) { exhausted = 1; break; }  /* the rest of the lead bytes are walked */
+                firsts[b] = (uint8_t)ok;
+            }
+        }
+        answer = best;
+    decided:
+        if (q.missing_state >= 0) {
+            where[0] = q.missing_state;
+            where[1] = q.missing_byte;
+            answer = -3;
+        }
+        result = PyLong_FromLong(answer);
+    }
+done:
+    free(q.keys);
+    free(q.known);
+    release(&b_table);
+    release(&b_where);
+    release(&b_firsts);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
-     "[, mutation, node_token_start, node_token_ids, bits, make])\n"
+     "[, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
     {"walk_boundaries", walk_boundaries, METH_VARARGS,
      "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
@@ -712,6 +878,9 @@ static PyMethodDef methods[] = {
     {"plain_successor", plain_successor, METH_VARARGS,
      "plain_successor(table, state, where[, mutation])\n"
      "Where every plain JSON string character leads a lexer state, if one place (masking/slices.py)."},
+    {"plain_split", plain_split, METH_VARARGS,
+     "plain_split(table, state, where, firsts[, mutation])\n"
+     "Where most plain characters lead a lexer state, and the first bytes whose characters all go there (masking/slices.py)."},
     {"set_token_bits", set_token_bits, METH_VARARGS,
      "set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])\n"
      "Set the bit of every token spelled at the given trie nodes (masking/walk.py)."},

@@ -3,7 +3,8 @@
 A mask after recognizer state ``(lex, parse, fresh)`` is the union of
 
 * the *lexeme part*, decided by the lexer state alone (``walk.lexeme_bits``, plus the plain-text
-  slice when the lexer state loops on plain text): cached per lexer state, so every nesting depth
+  slice when plain text runs on from the lexer state, or from where most plain characters lead
+  it: ``slices.plain_split``): cached per lexer state, so every nesting depth
   and every parse reaching that lexer state shares it, and, as lexer states are the shared DFA's
   (``engine/dfa.py``), every grammar on the same ``ExprSet`` and vocabulary shares it too
   (``SharedParts``): a JSON string's lexeme part is walked once per process, not once per schema;
@@ -37,10 +38,13 @@ from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
-from .slices import plain_run, plain_successor, string_slice
+from .slices import plain_run, plain_split, plain_successor, string_slice
 from .walk import Boundaries, boundary_walk, lexeme_bits
 
 _UNKNOWN = object()
+#: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
+#: subtrees it lets a walk skip are too few to pay for the slice's mask.
+_MIN_SPLIT = 32
 
 class LexemePart:
     __slots__ = ("bits", "trie", "boundaries", "reached")
@@ -85,6 +89,8 @@ class SharedParts:
         self.lexeme_parts: ByteBoundedLRU[LexemePart] = ByteBoundedLRU(max_bytes)
         # per lexer state: where every plain character leads (see slices.plain_successor)
         self.plain_next: ByteBoundedLRU[int | None] = ByteBoundedLRU(max_bytes // 32)
+        # per lexer state: where most plain characters lead, and which (see slices.plain_split)
+        self.plain_splits: ByteBoundedLRU[tuple[int, bytes] | None] = ByteBoundedLRU(max_bytes // 32)
 
 
 _SHARED: "weakref.WeakKeyDictionary[LexemeDFA, weakref.WeakKeyDictionary[Vocabulary, dict[int, SharedParts]]]" = \
@@ -132,6 +138,7 @@ class Masker:
         self._mask_entries = self.mask_cache.entries
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._plain_next: ByteBoundedLRU[int | None] = shared.plain_next
+        self._plain_splits: ByteBoundedLRU[tuple[int, bytes] | None] = shared.plain_splits
 
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
@@ -141,19 +148,46 @@ class Masker:
             return part
         lexer = self.recognizer.lexer
         run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
-        trie = self.slice.rest if run is not None else self.trie
-        bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
         if run is not None:
+            trie = self.slice.rest
+            bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
             count, states = run
             if count:
                 bits |= self.slice.packed_up_to(count)
             if states:
                 reached = _sorted_union(reached, states)
+        else:
+            trie = self.trie
+            split = self._split(lex)
+            if split is None:
+                bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
+            else:
+                # the plain tokens whose first character leads to the split's target: a run from
+                # there decides them by length (one character to the target, then k more at most)
+                (target, firsts), (count, states) = split
+                skip = (self.slice.pure_nodes(trie), firsts)
+                bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size, skip)
+                bits |= self.slice.packed_split(firsts, count + 1)
+                reached = _sorted_union(reached, [target, *states])
         bits.flags.writeable = False
         reached.flags.writeable = False
         part = LexemePart(bits, trie, boundaries, reached)
         self._lexeme_parts.put(lex, part, bits.nbytes + reached.nbytes + 64 * len(boundaries))
         return part
+
+    def _split(self, lex: int) -> "tuple[tuple[int, bytes], tuple[int, list[int]]] | None":
+        """Where most plain characters lead ``lex`` and which first bytes lead there
+        (``slices.plain_split``), with the run that follows there (``slices.plain_run``), where
+        that pays: at least ``_MIN_SPLIT`` plain ASCII bytes lead there and a run follows. The
+        split is cached per lexer state."""
+        split = self._plain_splits.get(lex, _UNKNOWN)
+        if split is _UNKNOWN:
+            split = plain_split(self.recognizer.lexer, lex)
+            self._plain_splits.put(lex, split, 320)
+        if split is None or sum(split[1][:0x80]) < _MIN_SPLIT:  # type: ignore[index]
+            return None
+        run = plain_run(self.recognizer.lexer, self._plain_successor, split[0], self.slice.longest)  # type: ignore[index]
+        return None if run is None else (split, run)  # type: ignore[return-value]
 
     def _plain_successor(self, lex: int) -> int | None:
         found = self._plain_next.get(lex, _UNKNOWN)
@@ -218,7 +252,8 @@ class Masker:
         return state in self._packed.entries
 
     def cache_info(self) -> dict[str, dict[str, int]]:
-        """Entries, bytes held, hits and misses of each cache (``lexeme_parts`` and ``plain_next``
-        are shared with the other grammars on the same DFA and vocabulary)."""
+        """Entries, bytes held, hits and misses of each cache (``lexeme_parts``, ``plain_next`` and
+        ``plain_splits`` are shared with the other grammars on the same DFA and vocabulary)."""
         return {"lexeme_parts": self._lexeme_parts.info(), "boundary_parts": self._boundary_parts.info(),
-                "masks": self.mask_cache.info(), "packed": self._packed.info(), "plain_next": self._plain_next.info()}
+                "masks": self.mask_cache.info(), "packed": self._packed.info(), "plain_next": self._plain_next.info(),
+                "plain_splits": self._plain_splits.info()}

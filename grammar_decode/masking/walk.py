@@ -89,29 +89,36 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int) -> tuple[np.ndarray, Boundaries, np.ndarray]:
+#: Subtrees a walk may leave out (``python_lexeme_walk``): per trie node, 1 where only plain tokens
+#: lie below; per byte, 1 where the subtrees below that first byte's node are left out so.
+Skip = tuple[np.ndarray, bytes]
+
+
+def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int, skip: Skip | None = None
+                ) -> tuple[np.ndarray, Boundaries, np.ndarray]:
     """The lexeme walk and ``token_bits`` of its nodes at once: the mask of the tokens that stay
     inside the lexeme begun at ``lex`` (packed, as ``token_bits`` gives it), the boundaries met,
     and the lexer states reached (sorted, int32: an array rather than a set, because cached parts
     hold it, and the cyclic collector would visit every int of a set on each full collection).
     The compiled walk sets each allowed node's tokens as it goes (no list of nodes, no second
-    pass); else the Python walk, then ``token_bits``."""
+    pass); else the Python walk, then ``token_bits``. ``skip``: subtrees left out, for a slice
+    that decides their tokens (``python_lexeme_walk``)."""
     if COMPILED:
         bits = np.zeros(4 * bitmask_words(size), dtype=np.uint8)
-        found = compiled_lexeme_walk(lexer, trie, lex, bits)
+        found = compiled_lexeme_walk(lexer, trie, lex, bits, skip)
         if found is not None:
             return bits, found[1], found[2]
-    nodes, boundaries, reached = python_lexeme_walk(lexer, trie, lex)
+    nodes, boundaries, reached = python_lexeme_walk(lexer, trie, lex, skip)
     return token_bits(trie, nodes, size), boundaries, np.array(sorted(reached), dtype=np.int32)
 
 
-def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None
-                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None,
+                         skip: Skip | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``python_lexeme_walk`` by the C kernel, the states reached as a sorted int32 array; None
     where it cannot run (a state whose row is made one byte at a time, ``Lexer.dense_cell``), and
     the caller walks in Python. With
     ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there instead
-    of the nodes listed (the nodes returned are then empty)."""
+    of the nodes listed (the nodes returned are then empty). ``skip`` as ``python_lexeme_walk``."""
     byte_at, depth_at, end_at = trie.arrays()
     n = len(byte_at)
     nodes = np.empty(0 if bits is not None else n, dtype=np.int32)
@@ -143,7 +150,8 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     try:
         table, accepts, seen = current()
         missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
-                                    counts, seen, reached, _MUTATION, *extra, make)
+                                    counts, seen, reached, _MUTATION, *extra, make,
+                                    *(skip if skip is not None else (None, None)))
         if missing >= 0:  # a cell made one byte at a time (guarded pairs): walked in Python instead
             return None
     finally:
@@ -153,9 +161,12 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
 
 
-def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[int], list[Boundary], set[int]]:
+def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | None = None
+                       ) -> tuple[list[int], list[Boundary], set[int]]:
     """Nodes whose bytes all stay inside the lexeme begun at ``lex``, the boundaries met, and the
-    lexer states those nodes lead to."""
+    lexer states those nodes lead to. With ``skip = (pure, rest_first)``, below each depth-1 node
+    whose byte ``b`` has ``rest_first[b]`` set, the subtree of every node with ``pure[node]`` set
+    is left out unwalked (a slice decides its tokens: ``Masker.lexeme_part``)."""
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
     rows, accepting, build_row = lexer.rows, lexer.matches, lexer.row
     n = len(byte_at)
@@ -163,8 +174,16 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int) -> tuple[list[in
     nodes: list[int] = []
     boundaries: list[Boundary] = []
     reached: set[int] = set()
+    pure, rest_first = skip if skip is not None else (None, b"")
+    rest = False
     i = 1
     while i < n:
+        if pure is not None:
+            if depth_at[i] == 1:
+                rest = bool(rest_first[byte_at[i]])
+            if rest and pure[i]:
+                i = end_at[i]
+                continue
         parent = stack[depth_at[i] - 1]
         row = rows[parent]
         if row is None:

@@ -1,15 +1,20 @@
-"""The plain-text slice's step (``slices.plain_successor``): the C kernel against the Python
-reference on every lexer state met along real documents, and a broken kernel caught."""
+"""The plain-text slice's step (``slices.plain_successor``) and split (``slices.plain_split``):
+the C kernels against their Python references on every lexer state met along real documents; masks
+taken with splits against the independent reference; broken kernels caught."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import grammar_decode as gd
 from grammar_decode.engine.lexer import DEAD
-from grammar_decode.masking import slices
+from grammar_decode.ir.regex import shared_exprs
+from grammar_decode.masking import masker, slices, walk
+from grammar_decode.oracle.masks import reference_mask
+from grammar_decode.oracle.recognizer import ReferenceRecognizer
 from helpers import ORDER, PERSON, TAGS
 
 
@@ -18,6 +23,7 @@ def kernels_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernels are what this file tests: on wherever they are built, even where
     ``GRAMMAR_DECODE_WALK=python`` turns them off for everything else."""
     monkeypatch.setattr(slices, "COMPILED", slices._walk is not None)
+    monkeypatch.setattr(walk, "COMPILED", walk._walk is not None)
 
 
 DOCUMENTS = [
@@ -64,3 +70,118 @@ def test_a_kernel_skipping_multi_byte_characters_is_caught(monkeypatch: pytest.M
     monkeypatch.setattr(slices, "_MUTATION", 4)
     with pytest.raises(AssertionError):
         _compare(schema, "ab")
+
+
+# An object with named keys and any other key: in a key, the characters that begin no named key
+# lead into the "other key", a plain string from there on (the split's target).
+OPEN = {"type": "object",
+        "properties": {"name": {"type": "string"}, "nickname": {"type": "string"}, "\u00e9clair": {"type": "integer"},
+                       "age": {"type": "integer"}},
+        "additionalProperties": {"type": "integer"}}
+OPEN_PREFIXES = ['{"', '{"n', '{"na', '{"nick', '{"x', '{"\u00e9', '{"a', '{"name":"a","', '{"name":"a", "ag']
+
+
+def _compare_splits(schema: dict, document: object) -> int:
+    """Lexer states met along the document where the split kernel and its Python reference agree
+    (asserting they do); how many have a split."""
+    grammar = gd.compile_json_schema(schema)
+    recognizer, state = grammar.recognizer, grammar.recognizer.initial
+    found = 0
+    for byte in json.dumps(document, ensure_ascii=False).encode():
+        fast = slices.plain_split(recognizer.lexer, state[0])
+        slow = slices.python_plain_split(recognizer.lexer, state[0])
+        assert fast == slow, (state[0], fast, slow)
+        found += fast is not None
+        state = recognizer.step(state, byte)
+        assert state is not None
+    return found
+
+
+OPEN_DOCUMENT = {"name": "a", "nickname": "b", "\u00e9clair": 1, "x": 2, "zz\u4e2d": 3, "\u00e9t\u00e9": 4}
+
+
+@pytest.mark.parametrize("schema,document", DOCUMENTS + [(OPEN, OPEN_DOCUMENT)])
+def test_the_split_kernel_equals_the_python_reference(schema: dict, document: object) -> None:
+    found = _compare_splits(schema, document)
+    if schema is OPEN:
+        assert found > 0
+
+
+def test_a_split_kernel_admitting_unchecked_lead_bytes_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """5: a lead byte joins the split without its characters checked (in a key, 0xC3 begins both
+    the named key "éclair" and other keys, so its characters do not all go to the target)."""
+    _compare_splits(OPEN, OPEN_DOCUMENT)
+    monkeypatch.setattr(slices, "_MUTATION", 5)
+    with pytest.raises(AssertionError):
+        _compare_splits(OPEN, OPEN_DOCUMENT)
+
+
+# The first character not "é", then any: every plain character but "é" leads on to a plain run,
+# so the split's lead bytes are all but 0xC3 (whose characters but "é" lead there too).
+NOT_E_FIRST = {"type": "string", "pattern": "^[^\u00e9]"}
+SPLIT_CASES = [(OPEN, prefix) for prefix in OPEN_PREFIXES] + [(NOT_E_FIRST, '"')]
+
+
+def _split_masks(vocab: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[tuple[str, bool]]]:
+    """For each case of ``SPLIT_CASES``: whether the mask, taken with splits on, equals the
+    independent reference; and how many of those masks used a split."""
+    used = []
+    split = masker.Masker._split
+
+    def spy(self: masker.Masker, lex: int) -> object:
+        found = split(self, lex)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(masker.Masker, "_split", spy)
+    results = []
+    for schema, prefix in SPLIT_CASES:
+        shared_exprs().retire()  # a fresh lexer: no lexeme part cached by another test is met
+        grammar = gd.compile_json_schema(schema)
+        data = prefix.encode()
+        state = grammar.recognizer.feed(grammar.recognizer.initial, data)
+        fast = grammar.masker(vocab).mask(state)
+        slow = reference_mask(ReferenceRecognizer(grammar.ir), vocab, data)
+        results.append((prefix, bool(np.array_equal(fast, slow))))
+    return sum(used), results
+
+
+def test_split_masks_equal_the_reference(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Masks in key states, where the split decides most plain tokens and the walk skips their
+    subtrees, equal the reference replaying every token."""
+    used, results = _split_masks(gpt2, monkeypatch)
+    assert used >= 5
+    assert all(equal for _prefix, equal in results), results
+
+
+@pytest.mark.parametrize("where,mutation", [("walk", 6), ("slices", 5)])
+def test_broken_splits_make_wrong_masks(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch, where: str,
+                                        mutation: int) -> None:
+    """A walk that skips the plain subtrees below every first byte (6: those tokens go missing)
+    and a split that admits unchecked lead bytes (5: tokens beginning "é" allowed where the
+    pattern refuses them) give masks the reference refutes."""
+    monkeypatch.setattr(walk if where == "walk" else slices, "_MUTATION", mutation)
+    _used, results = _split_masks(gpt2, monkeypatch)
+    assert not all(equal for _prefix, equal in results), results
+
+
+def test_the_skipping_walk_kernel_equals_the_python_walk(gpt2: gd.Vocabulary) -> None:
+    """The lexeme walk with a split's subtrees left out: the kernel and the Python walk list the
+    same nodes, boundaries and states, and leave out something."""
+    string_slice = slices.string_slice(gpt2)
+    trie = gpt2.trie
+    pure = string_slice.pure_nodes(trie)
+    for schema, prefix in SPLIT_CASES:
+        grammar = gd.compile_json_schema(schema)
+        lexer = grammar.recognizer.lexer
+        lex = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())[0]
+        split = slices.plain_split(lexer, lex)
+        assert split is not None
+        skip = (pure, split[1])
+        nodes, boundaries, reached = walk.compiled_lexeme_walk(lexer, trie, lex, None, skip)
+        slow_nodes, slow_boundaries, slow_reached = walk.python_lexeme_walk(lexer, trie, lex, skip)
+        assert nodes.tolist() == slow_nodes
+        assert [tuple(b) for b in boundaries.tolist()] == [tuple(b) for b in slow_boundaries]
+        assert reached.tolist() == sorted(slow_reached)
+        whole = walk.python_lexeme_walk(lexer, trie, lex)[0]
+        assert set(slow_nodes) < set(whole)

@@ -145,6 +145,7 @@ class LexemeDFA:
         #: byte class at a time by it (``_store_cell``), not from class maps; else None
         self._store = exprs.store
         self._lock = threading.Lock()
+        self._core = self._make_core()
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -311,14 +312,27 @@ class LexemeDFA:
                 self._publish(state, pending)
         return target
 
+    def _make_core(self) -> tuple[object, ...]:
+        """What ``Store.make_cell`` reads and writes (``ir/_cells.c``): the per-state lists, the
+        ids, the tables, the lock, and the id from which new states are left to ``_intern_live``
+        (which retires the set at ``MAX_STATES`` and grows the tables past it)."""
+        return (self.pairs, self.accepting, self.matches, self.closed, self.rows, self.tags, self._ids, self._table,
+                self._accepts, self._lock, _NONE, MAX_STATES - 1, ())
+
     def _store_cell(self, state: int, byte: int) -> int:
-        """``cell`` by the C store (``ExprSet.store``): the state's pairs derived by ``byte`` in one
-        call (``Store.step_pairs``), which leaves out the dead ones and tells the bytes of the class
-        (those no leaf the derivatives read tells apart: each has the same transition); the
-        transition is written into the dense table for every byte of the class (``fill_class``,
-        which counts the bytes still to make). Once every byte is made, the row is published as
-        ``row`` does."""
-        live, klass, unsure = self._store.step_pairs(self.pairs[state], byte)  # type: ignore[union-attr]
+        """``cell`` by the C store (``ExprSet.store``). In one call where it can
+        (``Store.make_cell``: no derivative that may be empty, no new state at the limit); else the
+        state's pairs derived by ``byte`` (``Store.step_pairs``, which leaves out the dead ones and
+        tells the bytes of the class: those no leaf the derivatives read tells apart, each with the
+        same transition), the derivatives that may be empty searched, the target interned here,
+        and the transition written into the dense table for every byte of the class
+        (``fill_class``, which counts the bytes still to make). Once every byte is made, the row is
+        published as ``row`` does."""
+        store = self._store
+        found = store.make_cell(self._core, state, byte)  # type: ignore[union-attr]
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        live, klass, unsure = store.step_pairs(self.pairs[state], byte)  # type: ignore[union-attr]
         if unsure:  # derivatives with & or ¬ that may be empty: searched (the rest are known not to be)
             is_empty = self.exprs.is_empty
             dropped = [i for i in unsure if is_empty(live[i][1])]
@@ -407,6 +421,7 @@ class LexemeDFA:
         table[:len(self._table)] = self._table
         accepts[:len(self._accepts)] = self._accepts
         self._table, self._accepts = table, accepts
+        self._core = self._make_core()
 
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
         """The transitions as an int32 table (``table[256 * state + byte] - STORED``: the next

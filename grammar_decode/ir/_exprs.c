@@ -3,7 +3,8 @@
 
    Store(*, mutation=0) holds every node of one ExprSet (mutation: tests only, a deliberately
    broken store: 1 keeps ε in a union that is nullable without it, 2 derives r{lo,hi} to
-   d(r) r{lo-1,hi}, 3 has step_pairs keep derivatives that may be empty without saying so). A node is an int id, as in the Python store, with the
+   d(r) r{lo-1,hi}, 3 has step_pairs keep derivatives that may be empty without saying so, 4 has
+   make_cell append every new state as matching nothing). A node is an int id, as in the Python store, with the
    same kinds (ir/kinds.py), the same three fixed ids (NOTHING 0, EPSILON 1, ANYTHING 2 = not
    NOTHING) and the same canonical forms: each constructor below follows its namesake in
    regex.py rule for rule, so both stores build structurally equal nodes from equal parts (the
@@ -20,6 +21,7 @@
      has_boolean(item), has_unbounded_repeat(item)
      step_pairs(pairs, byte)  a lexer transition over (origin, expr) pairs: the live derivatives,
                               and the bytes that share them
+     make_cell(core, state, byte)  a lexer transition made, interned and written (ir/_cells.c)
    Module function fill_class(table, offset, klass, value): one byte class of a dense-table row.
    Attributes kinds, nullables, args: read-only sequences over the nodes, as the Python store's
    lists kind, nullable and args (args built on access: None, an int mask, (data, start), a tuple
@@ -29,49 +31,9 @@
    derivative is one probe. Every call runs with the GIL held and calls back into no Python code,
    so one Store is safe to share between threads as the Python store is. */
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "_exprs.h"
 
-enum { NOTHING_KIND, EPSILON_KIND, BYTES_KIND, CONCAT_KIND, OR_KIND, AND_KIND, NOT_KIND, REPEAT_KIND, LITERAL_KIND };
-enum { NOTHING = 0, EPSILON = 1, ANYTHING = 2 };
-#define HAS_BOOLEAN 1
-#define HAS_UNBOUNDED 2
-#define MAX_BOUND ((int64_t)1 << 62)
-
-/* One node. BYTES: the set is `first`. LITERAL: a = literal index, b = start. CONCAT, OR, AND:
-   a = offset in the child pool, b = count. NOT: a = child. REPEAT: a = child, b = lo, c = hi
-   (-1: unbounded). */
-typedef struct {
-    uint64_t first[4];
-    int64_t a, b, c;
-    uint64_t hash;
-    uint8_t kind, nullable, flags;
-} Node;
-
-typedef struct {
-    PyObject_HEAD
-    Node *nodes;
-    int32_t n, cap;
-    int32_t *pool;
-    int64_t npool, cappool;
-    PyObject **lits; /* owned references to bytes objects */
-    int32_t nlits, caplits;
-    int32_t *index; /* open addressing: node id or -1; capacity a power of two */
-    int64_t index_cap;
-    int64_t *dkeys; /* derivative memo: node * 256 + byte, or -1 */
-    int32_t *dvals;
-    int64_t dcap, dcount;
-    uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_pairs (class_of) */
-    int32_t capmarks;
-    uint32_t epoch;
-    int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is,
-                     3 has step_pairs never report a derivative that may be empty */
-} Store;
-
-static PyTypeObject StoreType;
+PyTypeObject StoreType;
 static PyObject *ZERO, *LIMIT; /* 0 and 2**256: the bounds of a byte set */
 
 /* ---- small helpers --------------------------------------------------------------------------- */
@@ -80,32 +42,6 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
     h *= 0xBF58476D1CE4E5B9ULL;
     return h ^ (h >> 31);
-}
-
-static int is_zero(const uint64_t m[4]) { return !(m[0] | m[1] | m[2] | m[3]); }
-static int has_byte(const uint64_t m[4], int byte) { return (int)((m[byte >> 6] >> (byte & 63)) & 1); }
-
-/* A buffer of ids: on the stack while small, on the heap past that. */
-typedef struct {
-    int32_t *items;
-    Py_ssize_t n, cap;
-    int32_t small[32];
-} Ids;
-
-static void ids_init(Ids *b) { b->items = b->small; b->n = 0; b->cap = 32; }
-static void ids_free(Ids *b) { if (b->items != b->small) free(b->items); }
-static int ids_push(Ids *b, int32_t v) {
-    if (b->n == b->cap) {
-        Py_ssize_t cap = 2 * b->cap;
-        int32_t *grown = malloc((size_t)cap * sizeof(int32_t));
-        if (!grown) { PyErr_NoMemory(); return -1; }
-        memcpy(grown, b->items, (size_t)b->n * sizeof(int32_t));
-        if (b->items != b->small) free(b->items);
-        b->items = grown;
-        b->cap = cap;
-    }
-    b->items[b->n++] = v;
-    return 0;
 }
 
 static int cmp_ids(const void *x, const void *y) {
@@ -493,7 +429,6 @@ static int memo_put(Store *s, int64_t key, int32_t value) {
     return 0;
 }
 
-static int32_t derive(Store *s, int32_t item, int byte);
 
 static int32_t derive_new(Store *s, int32_t item, int byte) {
     const Node *node = &s->nodes[item];
@@ -567,7 +502,7 @@ static int32_t derive_new(Store *s, int32_t item, int byte) {
     }
 }
 
-static int32_t derive(Store *s, int32_t item, int byte) {
+int32_t derive(Store *s, int32_t item, int byte) {
     int64_t key = (int64_t)item * 256 + byte;
     int32_t found = memo_get(s, key);
     if (found >= 0) return found;
@@ -578,7 +513,7 @@ static int32_t derive(Store *s, int32_t item, int byte) {
 
 /* ---- Python conversions ---------------------------------------------------------------------- */
 
-static PyObject *mask_to_int(const uint64_t mask[4]) {
+PyObject *mask_to_int(const uint64_t mask[4]) {
     unsigned char buf[32];
     for (int w = 0; w < 4; w++)
         for (int i = 0; i < 8; i++) buf[8 * w + i] = (unsigned char)(mask[w] >> (8 * i));
@@ -613,7 +548,7 @@ static int int_to_mask(PyObject *value, uint64_t mask[4]) {
     return 0;
 }
 
-static int32_t node_arg(Store *s, PyObject *value) {
+int32_t node_arg(Store *s, PyObject *value) {
     long id = PyLong_AsLong(value);
     if (id == -1 && PyErr_Occurred()) return -1;
     if (id < 0 || id >= s->n) { PyErr_Format(PyExc_IndexError, "no expression node %ld", id); return -1; }
@@ -732,7 +667,7 @@ static PyObject *store_nbytes(Store *s, PyObject *unused) {
    each item, through concatenations only as far as their first member that cannot be empty (a
    derivative looks no further), a literal by its next byte. Such bytes have equal derivatives:
    derive() makes the same calls for each. Each node is visited once per call (epoch marks). */
-static int class_of(Store *s, const int32_t *items, Py_ssize_t count, int byte, uint64_t klass[4]) {
+int class_of(Store *s, const int32_t *items, Py_ssize_t count, int byte, uint64_t klass[4]) {
     if (s->capmarks < s->n) {
         uint32_t *grown = realloc(s->marks, (size_t)s->cap * sizeof(uint32_t));
         if (!grown) { PyErr_NoMemory(); return -1; }
@@ -785,24 +720,36 @@ static int class_of(Store *s, const int32_t *items, Py_ssize_t count, int byte, 
     return 0;
 }
 
-/* step_pairs(pairs, byte) -> (live, klass, unsure): one lexer transition of a state whose (origin,
-   expr) pairs are `pairs`: each expression derived by `byte`, and as a 256-bit int the bytes whose
-   derivatives are the same (class_of). The pairs whose derivative is NOTHING are left out and
-   each other one comes back as (origin, derivative): the original pair object where the derivative is the expression itself (a loop).
-   `unsure` lists the positions in `live` of the derivatives that are neither nullable nor free of
-   & and ¬ (an empty tuple when none is): only those may still be empty, which the caller's search
-   (ExprSet.is_empty) decides. Every other kept derivative is non-empty, as the constructors
-   reduce an empty node to NOTHING where no & or ¬ is involved. */
-static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !PyTuple_Check(args[0])) { PyErr_SetString(PyExc_TypeError, "step_pairs(pairs: tuple, byte)"); return NULL; }
-    long byte = PyLong_AsLong(args[1]);
-    if (byte == -1 && PyErr_Occurred()) return NULL;
-    if (byte < 0 || byte > 255) { PyErr_SetString(PyExc_ValueError, "a byte is 0..255"); return NULL; }
-    PyObject *pairs = args[0];
+/* Whether node d is non-empty by its structure alone, as ExprSet._infinite_less_finite's first
+   case: x & ¬y1 & ¬y2 ... with one positive member x free of & and ¬ and holding an unbounded
+   repeat (an infinite language: the constructors leave no empty part in it) and every y free of
+   & and ¬ and of unbounded repeats (finite): x has strings longer than any y's. A JSON key
+   outside the named ones is this. */
+static int surely_nonempty(Store *s, int32_t d) {
+    const Node *node = &s->nodes[d];
+    if (node->kind != AND_KIND) return 0;
+    int positives = 0, infinite = 0;
+    for (int64_t j = 0; j < node->b; j++) {
+        const Node *member = &s->nodes[s->pool[node->a + j]];
+        if (member->kind == NOT_KIND) {
+            if (s->nodes[member->a].flags & (HAS_BOOLEAN | HAS_UNBOUNDED)) return 0;
+        } else {
+            positives++;
+            infinite = !(member->flags & HAS_BOOLEAN) && (member->flags & HAS_UNBOUNDED);
+        }
+    }
+    return positives == 1 && infinite;
+}
+
+/* The live pairs of one transition (store_step_pairs): a new tuple, the class in klass, the
+   positions in it of the derivatives that may be empty in unsure (initialised by the caller);
+   NULL with an exception set on error. */
+PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids *unsure) {
+    if (!PyTuple_Check(pairs)) { PyErr_SetString(PyExc_TypeError, "the pairs are a tuple"); return NULL; }
     Py_ssize_t count = PyTuple_GET_SIZE(pairs);
     Ids items;
     ids_init(&items);
-    PyObject *live = NULL, *result = NULL;
+    PyObject *live = NULL;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *pair = PyTuple_GET_ITEM(pairs, i);
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -812,17 +759,14 @@ static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t na
         int32_t id = node_arg(s, PyTuple_GET_ITEM(pair, 1));
         if (id < 0 || ids_push(&items, id) < 0) goto done;
     }
-    uint64_t klass[4];
-    if (class_of(s, items.items, items.n, (int)byte, klass) < 0) goto done;
+    if (class_of(s, items.items, items.n, byte, klass) < 0) goto done;
     live = PyTuple_New(count);
     if (!live) goto done;
     Py_ssize_t kept = 0;
-    Ids unsure;
-    ids_init(&unsure);
     for (Py_ssize_t i = 0; i < count; i++) {
         int32_t e = items.items[i];
-        int32_t d = has_byte(s->nodes[e].first, (int)byte) ? derive(s, e, (int)byte) : NOTHING;
-        if (d < 0) { ids_free(&unsure); goto done; }
+        int32_t d = has_byte(s->nodes[e].first, byte) ? derive(s, e, byte) : NOTHING;
+        if (d < 0) { Py_CLEAR(live); goto done; }
         if (d == NOTHING) continue;
         PyObject *pair = PyTuple_GET_ITEM(pairs, i), *out;
         if (d == e) {
@@ -832,31 +776,52 @@ static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t na
             PyObject *value = PyLong_FromLong(d);
             out = value ? PyTuple_Pack(2, PyTuple_GET_ITEM(pair, 0), value) : NULL;
             Py_XDECREF(value);
-            if (!out) { ids_free(&unsure); goto done; }
+            if (!out) { Py_CLEAR(live); goto done; }
         }
         if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 &&
-            ids_push(&unsure, (int32_t)kept) < 0) {
+            !surely_nonempty(s, d) && ids_push(unsure, (int32_t)kept) < 0) {
             Py_DECREF(out);
-            ids_free(&unsure);
+            Py_CLEAR(live);
             goto done;
         }
         PyTuple_SET_ITEM(live, kept++, out);
     }
-    PyObject *positions = PyTuple_New(unsure.n);
+    if (_PyTuple_Resize(&live, kept) < 0) live = NULL;
+done:
+    ids_free(&items);
+    return live;
+}
+
+/* step_pairs(pairs, byte) -> (live, klass, unsure): one lexer transition of a state whose (origin,
+   expr) pairs are `pairs`: each expression derived by `byte`, and as a 256-bit int the bytes whose
+   derivatives are the same (class_of). The pairs whose derivative is NOTHING are left out and
+   each other one comes back as (origin, derivative): the original pair object where the derivative is the expression itself (a loop).
+   `unsure` lists the positions in `live` of the derivatives that are neither nullable nor free of
+   & and ¬ nor non-empty by their structure (surely_nonempty; an empty tuple when none is): only
+   those may still be empty, which the caller's search (ExprSet.is_empty) decides. Every other kept derivative is non-empty, as the constructors
+   reduce an empty node to NOTHING where no & or ¬ is involved. */
+static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0])) { PyErr_SetString(PyExc_TypeError, "step_pairs(pairs: tuple, byte)"); return NULL; }
+    long byte = PyLong_AsLong(args[1]);
+    if (byte == -1 && PyErr_Occurred()) return NULL;
+    if (byte < 0 || byte > 255) { PyErr_SetString(PyExc_ValueError, "a byte is 0..255"); return NULL; }
+    uint64_t klass[4];
+    Ids unsure;
+    ids_init(&unsure);
+    PyObject *result = NULL, *live = step_live(s, args[0], (int)byte, klass, &unsure);
+    PyObject *positions = live ? PyTuple_New(unsure.n) : NULL;
     for (Py_ssize_t i = 0; positions && i < unsure.n; i++) {
         PyObject *value = PyLong_FromLong(unsure.items[i]);
         if (!value) Py_CLEAR(positions);
         else PyTuple_SET_ITEM(positions, i, value);
     }
     ids_free(&unsure);
-    if (!positions) goto done;
-    if (_PyTuple_Resize(&live, kept) < 0) { Py_DECREF(positions); goto done; }
-    PyObject *mask = mask_to_int(klass);
-    if (mask) result = Py_BuildValue("(ONN)", live, mask, positions);
-    else Py_DECREF(positions);
-done:
-    Py_XDECREF(live);
-    ids_free(&items);
+    PyObject *mask = positions ? mask_to_int(klass) : NULL;
+    if (mask) result = Py_BuildValue("(NNN)", live, mask, positions);
+    else {
+        Py_XDECREF(live);
+        Py_XDECREF(positions);
+    }
     return result;
 }
 
@@ -1021,6 +986,8 @@ static PyMethodDef store_methods[] = {
     {"derivative", (PyCFunction)(void (*)(void))store_derivative, METH_FASTCALL, "The derivative by one byte."},
     {"step_pairs", (PyCFunction)(void (*)(void))store_step_pairs, METH_FASTCALL,
      "step_pairs(pairs, byte) -> (the live (origin, derivative) pairs, their byte class, whether any may be empty)."},
+    {"make_cell", (PyCFunction)(void (*)(void))store_make_cell, METH_FASTCALL,
+     "make_cell(core, state, byte) -> the state a lexer transition leads to, made and written (ir/_cells.c), or None."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},
     {"has_boolean", (PyCFunction)store_has_boolean, METH_O, "Whether & or ¬ occurs in the node."},
     {"has_unbounded_repeat", (PyCFunction)store_has_unbounded_repeat, METH_O, "Whether a repeat without bound occurs."},
@@ -1036,7 +1003,7 @@ static PyGetSetDef store_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject StoreType = {
+PyTypeObject StoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "grammar_decode.ir._exprs.Store",
     .tp_basicsize = sizeof(Store),

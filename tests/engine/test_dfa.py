@@ -191,16 +191,11 @@ def test_cells_made_one_class_at_a_time_behave_as_whole_rows(pattern: str, text:
     assert len(seen) >= 15
 
 
-@pytest.mark.parametrize("pattern, text", [(_EMAIL, b"jo"), (_ESCAPED, b'"a'), (_EMAIL, b"joe@x")])
-def test_the_two_stores_build_equivalent_dfas(pattern: str, text: bytes) -> None:
-    """The DFA on the C store (transitions by ``step_pairs``) and the one on the Python store
-    (class maps): every state reached pairwise within six bytes agrees (dead, accepting, the
-    expressions left, described)."""
-    fast, a = _fed(pattern, text, compiled=True)
-    slow, b = _fed(pattern, text, compiled=False)
-    assert fast.dfa._store is not None and slow.dfa._store is None
+def _compare_stores(fast: Lexer, a: int, slow: Lexer, b: int, depth: int = 6) -> int:
+    """Every state reached pairwise from ``a`` and ``b`` within ``depth`` bytes agrees (dead,
+    accepting, the expressions left, described); how many pairs were compared."""
     frontier, seen = [(a, b)], {(a, b)}
-    for _depth in range(6):
+    for _depth in range(depth):
         following = []
         for x, y in frontier:
             for byte in range(256):
@@ -214,7 +209,56 @@ def test_the_two_stores_build_equivalent_dfas(pattern: str, text: bytes) -> None
                         seen.add((p, q))
                         following.append((p, q))
         frontier = following
-    assert len(seen) >= 8
+    return len(seen)
+
+
+@pytest.mark.parametrize("pattern, text", [(_EMAIL, b"jo"), (_ESCAPED, b'"a'), (_EMAIL, b"joe@x")])
+def test_the_two_stores_build_equivalent_dfas(pattern: str, text: bytes) -> None:
+    """The DFA on the C store (transitions by ``make_cell`` and ``step_pairs``) and the one on
+    the Python store (class maps) agree state for state."""
+    fast, a = _fed(pattern, text, compiled=True)
+    slow, b = _fed(pattern, text, compiled=False)
+    assert fast.dfa._store is not None and slow.dfa._store is None
+    assert _compare_stores(fast, a, slow, b) >= 8
+
+
+def _key_lexer(compiled: bool, mutation: int = 0) -> Lexer:
+    """A JSON key other than the named ``"name"`` and ``"age"``: ``"[a-z]*" & ¬("name"|"age")``."""
+    exprs = ExprSet(compiled=compiled)
+    if mutation:
+        exprs._use_store(regex_module._exprs.Store(mutation=mutation))
+    named = exprs.alt(translate(exprs, '"name"'), translate(exprs, '"age"'))
+    return Lexer(exprs, [exprs.both(translate(exprs, '"[a-z]*"'), exprs.negate(named))])
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+def test_an_other_key_is_stepped_without_an_emptiness_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string less finitely many named keys is non-empty by its structure: ``make_cell`` asks
+    for no search but where a named key's closing quote is read (``"age"`` less ``"age"``: only a
+    search tells it is empty); the states agree with the Python store's."""
+    fast, slow = _key_lexer(True), _key_lexer(False)
+    fast_start, slow_start = fast.start([0]), slow.start([0])
+    searched = []
+    is_empty = fast.exprs.is_empty
+
+    def counted(item: int, fuel: int | None = None) -> bool:
+        searched.append(fast.exprs.describe(item))
+        return is_empty(item, fuel)
+
+    monkeypatch.setattr(fast.exprs, "is_empty", counted)
+    assert _compare_stores(fast, fast_start, slow, slow_start, depth=5) >= 8
+    assert set(searched) <= {"(ε&¬(ε))"}, searched
+    assert fast.step(fast.feed(fast_start, b'"age'), ord('"')) == DEAD
+    assert fast.dfa.matches[fast.step(fast.feed(fast_start, b'"ag'), ord('"'))]
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+def test_a_cell_maker_that_never_accepts_is_caught() -> None:
+    """4: ``make_cell`` appends every new state as matching nothing; the comparison with the
+    Python store sees it."""
+    fast, slow = _key_lexer(True, mutation=4), _key_lexer(False)
+    with pytest.raises(AssertionError):
+        _compare_stores(fast, fast.start([0]), slow, slow.start([0]), depth=5)
 
 
 def _with_an_empty_step(mutation: int) -> Lexer:

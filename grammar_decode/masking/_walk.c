@@ -61,7 +61,7 @@
    walk and the vocabulary).
 
    walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached,
-                   memo, ctl[, mutation])
+                   memo, ctl[, mutation, restart, make])
 
    The boundary walk of masking/walk.py: the subtrees below the boundaries a lexeme walk met, where
    the lexeme read so far ends, the parse scans it and the lexer restarts on what the parse expects
@@ -85,6 +85,12 @@
                       reached, [12] the restarts in memo.
    mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
                       of the one after its scan; 5 drops the subtrees of boundaries inside a token.
+
+   restart, make:     where given (not None), called with the GIL held instead of returning: restart(lex,
+                      parse) for a restart to answer (returns (parse after, next lexer state), as
+                      ctl[7]-[8] take them), make(state, byte) for a missing cell (returns (table,
+                      accepting) as they are now, or None: the walk then returns the state as
+                      without make). The walk goes on where it stopped.
 
    Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo has
    no room for that answer, -4 when reached has none for the next pair (each is kept at most half
@@ -427,11 +433,15 @@ static inline int64_t find_slot(const int32_t *table, int64_t slots, int width, 
 
 static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_tops, *o_befores, *o_lex, *o_parse, *o_nodes,
-        *o_reached, *o_memo, *o_ctl;
+        *o_reached, *o_memo, *o_ctl, *o_restart = Py_None, *o_make = Py_None;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|i", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops, &o_befores,
-                          &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|iOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops, &o_befores,
+                          &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation, &o_restart, &o_make))
         return NULL;
+    if ((o_restart != Py_None && !PyCallable_Check(o_restart)) || (o_make != Py_None && !PyCallable_Check(o_make))) {
+        PyErr_SetString(PyExc_TypeError, "walk_boundaries: restart and make are callables or None");
+        return NULL;
+    }
     held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_tops, b_befores, b_lex, b_parse, b_nodes, b_reached, b_memo,
         b_ctl;
     held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_tops, &b_befores, &b_lex, &b_parse,
@@ -464,6 +474,7 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "walk_boundaries: buffers of mismatched sizes");
             goto done;
         }
+    again:;  /* after a callback answered: on from where the walk stopped, as a new call would */
         const int64_t memo_slots = ctl[10], reached_slots = ctl[11];
         if (memo_slots < 1 || (memo_slots & (memo_slots - 1)) || b_memo.view.len < 16 * memo_slots ||
             reached_slots < 1 || (reached_slots & (reached_slots - 1)) || b_reached.view.len < 8 * reached_slots) {
@@ -559,6 +570,65 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
             goto done;
         }
         ctl[0] = n_nodes; ctl[1] = n_reached; ctl[2] = i; ctl[3] = k; ctl[4] = started; ctl[12] = n_memo;
+        if (status == -2 && o_restart != Py_None) {  /* the restart asked, answered in place */
+            PyObject *answer = PyObject_CallFunction(o_restart, "ll", (long)ctl[5], (long)ctl[6]);
+            if (!answer) goto done;
+            long after = -1, fresh = -1;
+            int ok = PyTuple_Check(answer) && PyTuple_GET_SIZE(answer) == 2;
+            if (ok) {
+                after = PyLong_AsLong(PyTuple_GET_ITEM(answer, 0));
+                fresh = PyLong_AsLong(PyTuple_GET_ITEM(answer, 1));
+                ok = !PyErr_Occurred();
+            }
+            Py_DECREF(answer);
+            if (!ok) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "walk_boundaries: restart returns (parse number, lexer state)");
+                goto done;
+            }
+            ctl[7] = after;
+            ctl[8] = fresh;
+            ctl[9] = 1;
+            goto again;
+        }
+        if (status >= 0 && o_make != Py_None) {  /* a missing cell, made in place */
+            Py_ssize_t at = (Py_ssize_t)ctl[2];
+            if (at < 0 || at >= w.n) {
+                PyErr_SetString(PyExc_ValueError, "walk_boundaries: the node stopped at is out of range");
+                goto done;
+            }
+            PyObject *now = PyObject_CallFunction(o_make, "li", status, (int)w.byte_at[at]);
+            if (!now) goto done;
+            if (now != Py_None) {
+                if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
+                    Py_DECREF(now);
+                    PyErr_SetString(PyExc_TypeError, "walk_boundaries: make returns (table, accepting) or None");
+                    goto done;
+                }
+                PyObject *table = PyTuple_GET_ITEM(now, 0), *acc = PyTuple_GET_ITEM(now, 1);
+                int failed = 0;
+                if (table != b_table.view.obj) {
+                    release(&b_table);
+                    failed = take(table, &b_table, 4, 0, "table");
+                    if (!failed) {
+                        w.table = (const int32_t *)b_table.view.buf;
+                        w.states = b_table.view.len / (256 * 4);
+                    }
+                }
+                if (!failed && acc != b_acc.view.obj) {
+                    release(&b_acc);
+                    failed = take(acc, &b_acc, 1, 0, "accepting");
+                    if (!failed) {
+                        w.accepting = (const uint8_t *)b_acc.view.buf;
+                        w.accepting_len = b_acc.view.len;
+                    }
+                }
+                Py_DECREF(now);
+                if (failed) goto done;
+                goto again;
+            }
+            Py_DECREF(now);
+        }
         result = PyLong_FromLong(status);
     }
 done:
@@ -871,7 +941,7 @@ static PyMethodDef methods[] = {
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
     {"walk_boundaries", walk_boundaries, METH_VARARGS,
      "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
-     "ctl[, mutation])\n"
+     "ctl[, mutation, restart, make])\n"
      "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a state whose transition is missing."},
     {"rehash_pairs", rehash_pairs, METH_VARARGS,
      "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},

@@ -227,8 +227,10 @@ def _doubled(table: np.ndarray, width: int) -> np.ndarray:
 def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
                            ) -> tuple[np.ndarray, set[tuple[int, ParseState]]] | None:
     """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
-    each restart asked of the recognizer once per walk, as the Python walk does. None where a
-    state's row is made one byte at a time (guarded pairs), and the caller walks in Python."""
+    each restart asked of the recognizer once per walk, as the Python walk does, and each missing
+    cell made, by calls from the kernel where it stands (it returns only when a table of its
+    needs more room). None where a state's row is made one byte at a time (guarded pairs), and
+    the caller walks in Python."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.arrays()
     pairs = np.asarray(boundaries, dtype=np.int32).reshape(-1, 2)
@@ -245,35 +247,38 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     ctl[10] = ctl[11] = _FIRST_SLOTS
     parses: list[ParseState] = [parse]
     numbers: dict[ParseState, int] = {parse: 0}
+
+    def restart(lex: int, number: int) -> tuple[int, int]:
+        """A restart the kernel asks for, answered where it stands: the number of the parse after
+        the lexeme (-1: none) and the lexer state that begins the next one."""
+        after, fresh = recognizer.restart(lex, parses[number])
+        if after is None:
+            return -1, fresh
+        found = numbers.get(after)
+        if found is None:
+            found = numbers[after] = len(parses)
+            parses.append(after)
+        return found, fresh
+
+    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """A missing cell (or one of a state newer than the table), made where the kernel stands."""
+        return lexer.dense() if lexer.dense_cell(state, byte) else None
+
     table, accepts = lexer.dense()
     while True:
         status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, tops, befores, lex_stack,
-                                       parse_stack, nodes, reached, memo, ctl, _MUTATION)
+                                       parse_stack, nodes, reached, memo, ctl, _MUTATION, restart, make)
         if status == -1:
             break
-        if status == -2:
-            after, fresh = recognizer.restart(int(ctl[5]), parses[int(ctl[6])])
-            if after is None:
-                ctl[7] = -1
-            else:
-                number = numbers.get(after)
-                if number is None:
-                    number = numbers[after] = len(parses)
-                    parses.append(after)
-                ctl[7] = number
-            ctl[8] = fresh
-            ctl[9] = 1
-        elif status == -3:
+        if status == -3:
             memo = _doubled(memo, 4)
             ctl[10] = len(memo) // 4
         elif status == -4:
             reached = _doubled(reached, 2)
             ctl[11] = len(reached) // 2
-        else:  # a missing cell (the byte of the node the walk stopped at): made, then read from the
-            # table as it is now (it may have grown)
-            if not lexer.dense_cell(status, int(byte_at[int(ctl[2])])):
-                return None
-            table, accepts = lexer.dense()
+        else:  # a cell made one byte at a time (guarded pairs): the Python walk instead
+            return None
+        table, accepts = lexer.dense()
     found = reached.reshape(-1, 2)
     found = found[found[:, 0] != _EMPTY].tolist()
     return nodes[:int(ctl[0])], {(lex, parses[number]) for lex, number in found}

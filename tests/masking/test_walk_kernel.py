@@ -285,5 +285,43 @@ def test_bad_boundary_buffers_are_refused() -> None:
     with pytest.raises(ValueError):
         run([7])  # a node past the trie
     assert run([1]) == -2  # the restart of the boundary's lexer state is asked for first
+
+
+def test_the_boundary_callback_protocol() -> None:
+    """With ``restart`` given, the restart the walk needs is asked where it stands and the walk
+    goes on (here the lexeme ends nowhere: parse -1, lexer DEAD, so the walk is done); a
+    ``restart`` that returns something else, or raises, is an error from the walk; with ``make``,
+    a missing cell is made where it stands, and None hands the state back as without it."""
+    byte, depth, end, table, accepts = _tiny_trie_and_lexer()
+    asked: list[tuple[int, int]] = []
+
+    def run(restart: object, make: object = None, cells: np.ndarray = table) -> int:
+        ctl = np.zeros(13, dtype=np.int64)
+        ctl[10] = ctl[11] = 4
+        return walk._walk.walk_boundaries(byte, depth, end, cells, accepts, np.array([1], dtype=np.int32),
+                                          np.zeros(1, dtype=np.int32), np.zeros(2, np.int32),
+                                          np.zeros(2, np.int32), np.empty(3, np.int32),
+                                          np.full(2 * 4, -3, np.int32), np.full(4 * 4, -3, np.int32), ctl, 0,
+                                          restart, make)
+
+    def restart(lex: int, parse: int) -> tuple[int, int]:
+        asked.append((lex, parse))
+        return -1, DEAD
+
+    assert run(restart) == -1 and asked == [(0, 0)]
+    with pytest.raises(TypeError):
+        run(lambda lex, parse: None)
+    with pytest.raises(ZeroDivisionError):
+        run(lambda lex, parse: 1 // 0)
+    # the boundary's lexer starts over in state 0, whose cells are all missing
+    unbuilt = np.zeros(256, dtype=np.int32)
+    made: list[tuple[int, int]] = []
+
+    def make(state: int, at: int) -> tuple[np.ndarray, np.ndarray]:
+        made.append((state, at))
+        return table, accepts
+
+    assert run(lambda lex, parse: (0, 0), make, unbuilt) == -1 and made == [(0, 0)]
+    assert run(lambda lex, parse: (0, 0), lambda state, at: None, unbuilt) == 0
     with pytest.raises(ValueError):
         walk._walk.rehash_pairs(np.full(8, -3, np.int32), np.full(4, -3, np.int32), 2)  # not larger

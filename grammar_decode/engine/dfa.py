@@ -117,6 +117,10 @@ class LexemeDFA:
         #: per origin: (its expression, its guard or None)
         self.origins: list[tuple[int, LexemeGuard | None]] = []
         self._origin_ids: dict[tuple[int, int, int], int] = {}
+        #: the origins with a guard
+        self._guarded: set[int] = set()
+        #: per origin without a guard: whether its expression matches anything (``start``)
+        self._live_origins: dict[int, bool] = {}
         self.pairs: list[Pairs] = []
         #: per state: the tags of its guarded pairs (empty without guards)
         self.tags: list[Tags] = []
@@ -162,6 +166,8 @@ class LexemeDFA:
                 if found is None:
                     found = len(self.origins)
                     self.origins.append((expr, guard))  # holds the guard: its id stays unique
+                    if guard is not None:
+                        self._guarded.add(found)
                     self._origin_ids[key] = found
         return found
 
@@ -238,11 +244,26 @@ class LexemeDFA:
 
     def start(self, origins: frozenset[int]) -> int:
         """The state before any byte, when the lexemes of ``origins`` may come next (``DEAD`` if
-        none of them can match anything). Cached per set."""
+        none of them can match anything). Cached per set; whether an origin's expression is
+        empty is asked once per origin (a new parse state asks for a new set, which in an object
+        with hundreds of keys is hundreds of origins)."""
         found = self._starts.get(origins)
         if found is None:
-            tags = {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None}
-            found = self._intern([(origin, self.origins[origin][0]) for origin in origins], tags)
+            if origins.isdisjoint(self._guarded):
+                live = self._live_origins
+                pairs = []
+                for origin in origins:
+                    alive = live.get(origin)
+                    expr = self.origins[origin][0]
+                    if alive is None:
+                        alive = live[origin] = expr != NOTHING and not self.exprs.is_empty(expr)
+                    if alive:
+                        pairs.append((origin, expr))
+                pairs.sort()
+                found = self._intern_live(tuple(pairs)) if pairs else DEAD
+            else:
+                tags = {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None}
+                found = self._intern([(origin, self.origins[origin][0]) for origin in origins], tags)
             self._starts[origins] = found
         return found
 

@@ -66,6 +66,16 @@ def token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: int) -> n
     return python_token_bits(trie, nodes, size)
 
 
+def add_token_bits(bits: np.ndarray, trie: TokenTrie, nodes: np.ndarray) -> None:
+    """Set in ``bits`` (``token_bits``'s layout, writable) the tokens spelled exactly at
+    ``nodes`` (int32): by the C kernel in place where it is built and selected, else or-ed from
+    ``python_token_bits``."""
+    if COMPILED:
+        _walk.set_token_bits(nodes, trie.node_token_start, trie.node_token_ids, bits, _MUTATION)
+    else:
+        bits |= python_token_bits(trie, nodes, 8 * len(bits))[:len(bits)]
+
+
 def python_token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: int) -> np.ndarray:
     """``token_bits`` with numpy: the ids gathered, a bool mask set, then packed (the reference)."""
     mask = np.zeros(size, dtype=bool)

@@ -170,6 +170,24 @@ static int take_trie_and_lexer(PyObject *const objs[5], held_buffer *const out[5
     return 0;
 }
 
+/* Takes the lexer's table and accepting bytes a callback handed back, where they are not the ones
+   held (a grown table): 0, or -1 with a Python error set. */
+static int retake_lexer(walk_inputs *w, held_buffer *b_table, held_buffer *b_acc, PyObject *table, PyObject *acc) {
+    if (table != b_table->view.obj) {
+        release(b_table);
+        if (take(table, b_table, 4, 0, "table")) return -1;
+        w->table = (const int32_t *)b_table->view.buf;
+        w->states = b_table->view.len / (256 * 4);
+    }
+    if (acc != b_acc->view.obj) {
+        release(b_acc);
+        if (take(acc, b_acc, 1, 0, "accepting")) return -1;
+        w->accepting = (const uint8_t *)b_acc->view.buf;
+        w->accepting_len = b_acc->view.len;
+    }
+    return 0;
+}
+
 /* Sets the bit of every token spelled at trie node `node` (ids[start[node] : start[node + 1]]);
    0, or 1 where an index is outside its table. mutation 3 (tests only) leaves the last one out. */
 static inline int set_node_tokens(int64_t node, const int64_t *start, const int64_t *ids, int64_t n_ids,
@@ -328,23 +346,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 }
                 PyObject *table = PyTuple_GET_ITEM(now, 0), *acc = PyTuple_GET_ITEM(now, 1),
                          *grown = PyTuple_GET_ITEM(now, 2);
-                int failed = 0;
-                if (table != b_table.view.obj) {
-                    release(&b_table);
-                    failed = take(table, &b_table, 4, 0, "table");
-                    if (!failed) {
-                        w.table = (const int32_t *)b_table.view.buf;
-                        w.states = b_table.view.len / (256 * 4);
-                    }
-                }
-                if (!failed && acc != b_acc.view.obj) {
-                    release(&b_acc);
-                    failed = take(acc, &b_acc, 1, 0, "accepting");
-                    if (!failed) {
-                        w.accepting = (const uint8_t *)b_acc.view.buf;
-                        w.accepting_len = b_acc.view.len;
-                    }
-                }
+                int failed = retake_lexer(&w, &b_table, &b_acc, table, acc);
                 if (!failed && grown != b_seen.view.obj) {
                     release(&b_seen);
                     failed = take(grown, &b_seen, 1, 1, "seen");
@@ -606,23 +608,7 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                     goto done;
                 }
                 PyObject *table = PyTuple_GET_ITEM(now, 0), *acc = PyTuple_GET_ITEM(now, 1);
-                int failed = 0;
-                if (table != b_table.view.obj) {
-                    release(&b_table);
-                    failed = take(table, &b_table, 4, 0, "table");
-                    if (!failed) {
-                        w.table = (const int32_t *)b_table.view.buf;
-                        w.states = b_table.view.len / (256 * 4);
-                    }
-                }
-                if (!failed && acc != b_acc.view.obj) {
-                    release(&b_acc);
-                    failed = take(acc, &b_acc, 1, 0, "accepting");
-                    if (!failed) {
-                        w.accepting = (const uint8_t *)b_acc.view.buf;
-                        w.accepting_len = b_acc.view.len;
-                    }
-                }
+                int failed = retake_lexer(&w, &b_table, &b_acc, table, acc);
                 Py_DECREF(now);
                 if (failed) goto done;
                 goto again;

@@ -73,7 +73,7 @@ def add_token_bits(bits: np.ndarray, trie: TokenTrie, nodes: np.ndarray) -> None
     if COMPILED:
         _walk.set_token_bits(nodes, trie.node_token_start, trie.node_token_ids, bits, _MUTATION)
     else:
-        bits |= python_token_bits(trie, nodes, 8 * len(bits))[:len(bits)]
+        bits |= python_token_bits(trie, nodes, 8 * len(bits))  # the same layout, as long
 
 
 def python_token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: int) -> np.ndarray:

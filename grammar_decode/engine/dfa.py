@@ -451,16 +451,20 @@ class LexemeDFA:
         again after ``dense_cell``."""
         return self._table, self._accepts
 
-    def dense_cell(self, state: int, byte: int) -> bool:
+    def dense_cell(self, state: int, byte: int) -> None:
         """Make sure ``state``'s transition on ``byte`` is in the current dense table: its class
-        made (``cell``) and written there, every byte of the class; False where the state's
-        transitions are made one byte at a time (guarded pairs: ``_LazyRow``), which the table
-        never holds."""
+        made (``cell``) and written there, every byte of the class. A state with guarded pairs
+        (``_LazyRow``) has its transitions made one byte at a time, and written so: the table
+        holds the bytes asked for, the rest stay ``UNBUILT`` until a walk asks."""
         if self.tags[state]:
-            return False
+            target = self.row(state)[byte]
+            with self._lock:
+                if self._table[256 * state + byte] == UNBUILT + STORED:
+                    self._table[256 * state + byte] = target + STORED
+            return
         target = self.cell(state, byte)
         if self._store is not None:
-            return True  # the whole class is in the table (_store_cell)
+            return  # the whole class is in the table (_store_cell)
         if self._table[256 * state + byte] == UNBUILT + STORED:
             pending = self._pending.get(state)
             with self._lock:
@@ -469,7 +473,6 @@ class LexemeDFA:
                     row_cells[pending[2] == pending[1][byte]] = target + STORED
                 else:  # published since (the whole row is written, or is being written)
                     self._table[256 * state + byte] = target + STORED
-        return True
 
     def _guarded_row(self, state: int) -> "_LazyRow":
         """The row of a state with guarded pairs, filled byte by byte as bytes are asked for: a

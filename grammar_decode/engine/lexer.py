@@ -103,16 +103,16 @@ class Lexer:
         return self.dfa.row(state)
 
     def guarded(self, state: int) -> bool:
-        """Whether ``state`` has guarded pairs (its row is made one byte at a time)."""
+        """Whether ``state`` has guarded pairs (its cells are made one byte at a time)."""
         return bool(self.dfa.tags[state])
 
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
         """``LexemeDFA.dense``: the transitions as one int32 table and the accepting bytes."""
         return self.dfa.dense()
 
-    def dense_cell(self, state: int, byte: int) -> bool:
+    def dense_cell(self, state: int, byte: int) -> None:
         """``LexemeDFA.dense_cell``."""
-        return self.dfa.dense_cell(state, byte)
+        self.dfa.dense_cell(state, byte)
 
     def feed(self, state: int, data: bytes) -> int:
         for byte in data:

@@ -191,8 +191,7 @@ def plain_successor(lexer: Lexer, state: int) -> int | None:
             found = _walk.plain_successor(table, state, where, _MUTATION)
             if found != _MISSING:
                 return None if found == _UNDECIDED else found
-            if not lexer.dense_cell(int(where[0]), int(where[1])):
-                break  # a state whose row is made byte by byte (guarded pairs): the Python way
+            lexer.dense_cell(int(where[0]), int(where[1]))
     return python_plain_successor(lexer, state)
 
 
@@ -263,8 +262,7 @@ def plain_split(lexer: Lexer, state: int) -> tuple[int, bytes] | None:
             found = _walk.plain_split(table, state, where, firsts, _MUTATION)
             if found != _MISSING:
                 return None if found == _UNDECIDED else (found, firsts.tobytes())
-            if not lexer.dense_cell(int(where[0]), int(where[1])):
-                break  # a state whose row is made byte by byte (guarded pairs): the Python way
+            lexer.dense_cell(int(where[0]), int(where[1]))
     return python_plain_split(lexer, state)
 
 

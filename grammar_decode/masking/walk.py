@@ -116,17 +116,16 @@ def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int, skip: Skip |
     if COMPILED:
         bits = np.zeros(4 * bitmask_words(size), dtype=np.uint8)
         found = compiled_lexeme_walk(lexer, trie, lex, bits, skip)
-        if found is not None:
-            return bits, found[1], found[2]
+        return bits, found[1], found[2]
     nodes, boundaries, reached = python_lexeme_walk(lexer, trie, lex, skip)
     return token_bits(trie, nodes, size), boundaries, np.array(sorted(reached), dtype=np.int32)
 
 
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None,
-                         skip: Skip | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """``python_lexeme_walk`` by the C kernel, the states reached as a sorted int32 array; None
-    where it cannot run (a state whose row is made one byte at a time, ``Lexer.dense_cell``), and
-    the caller walks in Python. With
+                         skip: Skip | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``python_lexeme_walk`` by the C kernel, the states reached as a sorted int32 array. Each
+    missing cell is made where the kernel stands (``Lexer.dense_cell``; guarded states' cells one
+    byte at a time). With
     ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there instead
     of the nodes listed (the nodes returned are then empty). ``skip`` as ``python_lexeme_walk``."""
     byte_at, depth_at, end_at = trie.arrays()
@@ -139,8 +138,6 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     bounds, reached = _SCRATCH.bounds, _SCRATCH.reached
     counts = np.zeros(4, dtype=np.int64)
     stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
-    if lexer.guarded(lex):
-        return None
 
     def current() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The table, accepting bytes and ``seen`` as they are now (``seen`` grown with the
@@ -153,17 +150,18 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
             seen = _SCRATCH.seen = grown
         return table, accepts, seen
 
-    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A missing cell met by the kernel, made where the kernel stands (no return to Python)."""
-        return current() if lexer.dense_cell(state, byte) else None
+        lexer.dense_cell(state, byte)
+        return current()
 
     try:
         table, accepts, seen = current()
         missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
                                     counts, seen, reached, _MUTATION, *extra, make,
                                     *(skip if skip is not None else (None, None)))
-        if missing >= 0:  # a cell made one byte at a time (guarded pairs): walked in Python instead
-            return None
+        if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
+            raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
     finally:
         states = reached[:int(counts[3])]
         _SCRATCH.seen[states] = 0
@@ -217,9 +215,7 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundarie
     from ``parse`` (in trie order), and the (lexer, parse) states those nodes lead to: compiled
     where it can run, else ``python_boundary_walk``; both give the same."""
     if COMPILED and len(boundaries):
-        found = compiled_boundary_walk(recognizer, trie, boundaries, parse)
-        if found is not None:
-            return found
+        return compiled_boundary_walk(recognizer, trie, boundaries, parse)
     return python_boundary_walk(recognizer, trie, boundaries, parse)
 
 
@@ -235,12 +231,11 @@ def _doubled(table: np.ndarray, width: int) -> np.ndarray:
 
 
 def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
-                           ) -> tuple[np.ndarray, set[tuple[int, ParseState]]] | None:
+                           ) -> tuple[np.ndarray, set[tuple[int, ParseState]]]:
     """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
     each restart asked of the recognizer once per walk, as the Python walk does, and each missing
-    cell made, by calls from the kernel where it stands (it returns only when a table of its
-    needs more room). None where a state's row is made one byte at a time (guarded pairs), and
-    the caller walks in Python."""
+    cell made (``Lexer.dense_cell``), by calls from the kernel where it stands (it returns only
+    when a table of its needs more room)."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.arrays()
     pairs = np.asarray(boundaries, dtype=np.int32).reshape(-1, 2)
@@ -270,9 +265,10 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
             parses.append(after)
         return found, fresh
 
-    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray] | None:
+    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray]:
         """A missing cell (or one of a state newer than the table), made where the kernel stands."""
-        return lexer.dense() if lexer.dense_cell(state, byte) else None
+        lexer.dense_cell(state, byte)
+        return lexer.dense()
 
     table, accepts = lexer.dense()
     while True:
@@ -286,8 +282,8 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
         elif status == -4:
             reached = _doubled(reached, 2)
             ctl[11] = len(reached) // 2
-        else:  # a cell made one byte at a time (guarded pairs): the Python walk instead
-            return None
+        else:  # a cell handed back: only where make refuses one, which it never does
+            raise RuntimeError(f"the boundary walk kernel stopped with status {status}")
         table, accepts = lexer.dense()
     found = reached.reshape(-1, 2)
     found = found[found[:, 0] != _EMPTY].tolist()

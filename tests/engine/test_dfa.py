@@ -82,6 +82,25 @@ def test_guards_are_told_apart_by_identity() -> None:
     assert plain.start([0]) != guarded.start([0]) and guarded.guarded(guarded.start([0]))
 
 
+
+def test_a_guarded_state_has_its_cells_written_one_byte_at_a_time() -> None:
+    """A state with guarded pairs gets dense cells too (so compiled walks go through it): the
+    byte asked for, and no other byte of its class, each equal to the row's."""
+    exprs = ExprSet()
+    lexer = Lexer(exprs, [translate(exprs, r"[a-z]+")], {0: _Everything()})
+    state = lexer.start([0])
+    assert lexer.guarded(state)
+    table, _accepts = lexer.dense()
+    row = table[256 * state:256 * (state + 1)]
+    assert (row == 0).all()
+    lexer.dense_cell(state, ord("q"))
+    table, _accepts = lexer.dense()
+    row = table[256 * state:256 * (state + 1)] - dfa_module.STORED
+    assert row[ord("q")] == lexer.step(state, ord("q")) >= 0
+    assert (row[[b for b in range(256) if b != ord("q")]] == dfa_module.UNBUILT).all()
+    lexer.dense_cell(state, ord("!"))
+    assert lexer.dense()[0][256 * state + ord("!")] - dfa_module.STORED == DEAD
+
 def test_compiled_grammars_share_the_string_lexemes_states() -> None:
     shared_exprs().retire()  # a fresh set: the count below is this test's
     first = gd.compile_json_schema({"type": "object", "properties": {"a": {"type": "string"}}})
@@ -291,7 +310,7 @@ def test_a_cell_makes_only_its_class(store: str) -> None:
     lexer, state = _fed(_EMAIL, b"jo")
     dfa = lexer.dfa
     before = len(dfa)
-    assert lexer.dense_cell(state, ord("x"))
+    lexer.dense_cell(state, ord("x"))
     assert len(dfa) == before + 1  # the state after a letter, and no other
     table, _accepts = dfa.dense()
     cells = table[256 * state:256 * (state + 1)] - dfa_module.STORED

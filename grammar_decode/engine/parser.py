@@ -1,7 +1,8 @@
 """A general context-free parser over lexemes, with hash-consed states.
 
 The grammar is first rewritten (``transform.py``: no empty alternatives, no unit cycles, no left
-recursion; the language is unchanged). The parser then predicts top-down and keeps every
+recursion; the language is unchanged) and laid out flat (``parser_tables.py``, which caches those
+tables by the grammar's structure). The parser then predicts top-down and keeps every
 alternative alive at once, like a generalised LL parser: a *state* is a set of *threads*, each a
 position inside an alternative that expects a lexeme next, together with the set of *return
 points* (``Cont``) it goes back to when that alternative completes. Return points form a
@@ -29,12 +30,9 @@ import threading
 import weakref
 from typing import Iterable
 
-from ..limits import check_deadline
-from ..errors import GrammarAdmitsNothing, GrammarError
+from ..errors import GrammarAdmitsNothing
 from ..ir.grammar import Grammar
-from .transform import rewrite
-
-END = 1 << 62  # the symbol past the last of an alternative (neither a lexeme nor a rule)
+from .parser_tables import END, NestingTables, parser_tables
 
 
 class Cont:
@@ -112,35 +110,23 @@ class Parser:
     """Tables for one grammar, and the interning of its states. Built once per grammar."""
 
     def __init__(self, grammar: Grammar, max_size: int | None = None) -> None:
-        rewritten = rewrite(grammar, max_size)
-        symbols: list[int] = []
-        firsts: list[tuple[int, ...]] = []
-        for alternatives in rewritten.alternatives:
-            starts = []
-            for alternative in alternatives:
-                starts.append(len(symbols))
-                symbols.extend(alternative)
-                symbols.append(END)
-            firsts.append(tuple(starts))
-        self.symbols = symbols
-        self.firsts = firsts
+        tables, self.rule_names = parser_tables(grammar, max_size)
+        self.symbols = tables.symbols
+        self.firsts = tables.firsts
         # each rule's alternatives split by what they begin with: a lexeme (a thread at once,
         # ``_expand`` adds it without its worklist), or a rule (expanded further)
-        self._lexeme_firsts = [tuple(p for p in starts if 0 <= symbols[p] < END) for starts in firsts]
-        self._other_firsts = [tuple(p for p in starts if not 0 <= symbols[p] < END) for starts in firsts]
-        self.rule_names = rewritten.names
+        self._lexeme_firsts = tables.lexeme_firsts
+        self._other_firsts = tables.other_firsts
         self.ignored = frozenset(grammar.ignored)
         self.lexeme_count = len(grammar.lexeme_exprs)
         self._conts: "weakref.WeakValueDictionary[tuple, Cont]" = weakref.WeakValueDictionary()
         self._states: "weakref.WeakValueDictionary[tuple, ParseState]" = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
-        check_deadline()
-        self.limit = None if grammar.max_depth is None else _DepthLimit(self, grammar)
-        check_deadline()
+        self.limit = None if tables.nesting is None else _DepthLimit(self, grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
         threads: Contributions = {}
-        for position in firsts[rewritten.start]:
+        for position in tables.firsts[tables.start]:
             self._expand(position, frozenset((ROOT,)), threads)
-        initial = self._state(threads, rewritten.start_nullable)
+        initial = self._state(threads, tables.start_nullable)
         if initial is None:
             raise GrammarAdmitsNothing(f"the grammar admits no text within {grammar.max_depth} levels of nesting",
                                        grammar.max_depth)
@@ -274,170 +260,21 @@ class Parser:
         return state is not None and state.accepting
 
 
-def _dependency_order(symbols: list[int], firsts: list[tuple[int, ...]]) -> list[int]:
-    """Every rule once, each after the rules its alternatives use except where a cycle makes
-    that impossible (a depth-first post-order, iterative: grammars nest deeply)."""
-    order: list[int] = []
-    state = [0] * len(firsts)  # 0 unseen, 1 on the stack, 2 done
-    for root in range(len(firsts)):
-        if state[root]:
-            continue
-        state[root] = 1
-        stack = [(root, _used_rules(symbols, firsts[root]))]
-        while stack:
-            rule, pending = stack[-1]
-            if pending:
-                other = pending.pop()
-                if not state[other]:
-                    state[other] = 1
-                    stack.append((other, _used_rules(symbols, firsts[other])))
-                continue
-            stack.pop()
-            state[rule] = 2
-            order.append(rule)
-    return order
-
-
-def _used_rules(symbols: list[int], starts: tuple[int, ...]) -> list[int]:
-    used = []
-    for position in starts:
-        while symbols[position] != END:
-            if symbols[position] < 0:
-                used.append(~symbols[position])
-            position += 1
-    return used
-
-
 class _DepthLimit:
-    """The nesting analysis behind ``Grammar.max_depth``. Every symbol changes the depth by a
-    fixed ``net`` (a lexeme's declared one; a rule's, the same for each of its derivations, as in
-    JSON, checked here) and reaches at least ``peak`` levels above its start in its shallowest
-    derivation (a least fixed point over the rules). ``peak_rest[p]``/``net_rest[p]`` say the same
-    of the rest of an alternative from position ``p``; a thread at depth ``d`` has a completion
-    within the limit exactly when ``d`` plus the peak of its rest and of its cheapest return
-    path is at most the limit. O(grammar) once, O(threads) per state."""
+    """``Grammar.max_depth`` enforced on parse states, from the nesting analysis
+    (``parser_tables.NestingTables``: every symbol's fixed ``net`` change of depth, and per
+    position the least ``peak_rest`` and the ``net_rest`` of the rest of its alternative): a
+    thread at depth ``d`` has a completion within the limit exactly when ``d`` plus the peak of
+    its rest and of its cheapest return path is at most the limit. O(threads) per state."""
 
-    def __init__(self, parser: Parser, grammar: Grammar) -> None:
-        self.max_depth = grammar.max_depth
+    def __init__(self, parser: Parser, max_depth: int, tables: NestingTables) -> None:
+        self.max_depth = max_depth
         self.parser = parser
         #: per set of return points: the largest ``cont_need`` in it (``kept``)
         self._most_need: dict[frozenset[Cont], int] = {}
-        symbols, firsts = parser.symbols, parser.firsts
-        self.net: dict[int, int] = {}
-        peak: dict[int, int] = {}
-        for lexeme in range(parser.lexeme_count):
-            self.net[lexeme], peak[lexeme] = grammar.nesting.get(lexeme, (0, 0))
-        # which alternatives (by first position) use each rule, for the worklists below
-        alternatives = [(rule, first) for rule, starts in enumerate(firsts) for first in starts]
-        users: dict[int, list[int]] = {}
-        unknown: dict[int, int] = {}  # alternative -> rule symbols in it whose net is not known yet
-        for index, (_rule, first) in enumerate(alternatives):
-            if not index & 1023:
-                check_deadline()
-            position = first
-            count = 0
-            while symbols[position] != END:
-                if symbols[position] < 0:
-                    users.setdefault(~symbols[position], []).append(index)
-                    count += 1
-                position += 1
-            unknown[index] = count
-        # each rule's net, from its first alternative whose rules are all known (a worklist: linear)
-        rule_net: dict[int, int] = {}
-        ready = [index for index, count in unknown.items() if count == 0]
-        steps = 0
-        while ready:
-            steps += 1
-            if not steps & 1023:
-                check_deadline()
-            rule, first = alternatives[ready.pop()]
-            if rule in rule_net:
-                continue
-            rule_net[rule] = self._alternative_net(first, rule_net)  # type: ignore[assignment]
-            for index in users.get(rule, ()):
-                unknown[index] -= 1
-                if unknown[index] == 0:
-                    ready.append(index)
-        for index, (rule, first) in enumerate(alternatives):
-            if not index & 1023:
-                check_deadline()
-            if self._alternative_net(first, rule_net) != rule_net.get(rule):
-                raise GrammarError(f"rule {parser.rule_names[rule]!r} changes the nesting depth by different "
-                                   "amounts: a depth limit needs a fixed one")
-        for rule, total in rule_net.items():
-            self.net[~rule] = total
-        # each rule's shallowest peak: a least fixed point from above. Rules are evaluated once
-        # each in dependency order (a rule after those it uses, cycles aside), then a worklist
-        # re-evaluates only the alternatives that read a rule before its peak went down (those
-        # a cycle reaches): O(grammar) where the grammar has no recursion, instead of one
-        # re-evaluation of every user each time a rule's value falls.
-        inf = 1 << 40
-        rule_peak = [inf] * len(firsts)
-        evaluated = [False] * len(alternatives)
-        own_alternatives: list[list[int]] = [[] for _ in firsts]
-        for index, (rule, _first) in enumerate(alternatives):
-            own_alternatives[rule].append(index)
-        work: list[int] = []
-
-        def lowered(rule: int, value: int) -> None:
-            rule_peak[rule] = value
-            work.extend(index for index in users.get(rule, ()) if evaluated[index])
-
-        for rule in _dependency_order(symbols, firsts):
-            steps += 1
-            if not steps & 1023:
-                check_deadline()
-            best = inf
-            for index in own_alternatives[rule]:
-                evaluated[index] = True
-                best = min(best, self._rest_peak(alternatives[index][1], peak, rule_peak, inf))
-            if best < rule_peak[rule]:
-                lowered(rule, best)
-        while work:
-            steps += 1
-            if not steps & 1023:
-                check_deadline()
-            rule, first = alternatives[work.pop()]
-            value = self._rest_peak(first, peak, rule_peak, inf)
-            if value < rule_peak[rule]:
-                lowered(rule, value)
-        for rule, value in enumerate(rule_peak):
-            peak[~rule] = value
-        self.peak_rest = [0] * len(symbols)
-        self.net_rest = [0] * len(symbols)
-        for position in range(len(symbols) - 1, -1, -1):
-            if not position & 4095:
-                check_deadline()
-            symbol = symbols[position]
-            if symbol == END:
-                continue
-            self.net_rest[position] = self.net[symbol] + self.net_rest[position + 1]
-            self.peak_rest[position] = max(peak[symbol], self.net[symbol] + self.peak_rest[position + 1])
-
-    def _alternative_net(self, first: int, rule_net: dict[int, int]) -> int | None:
-        symbols, total, position = self.parser.symbols, 0, first
-        while symbols[position] != END:
-            symbol = symbols[position]
-            part = self.net.get(symbol) if symbol >= 0 else rule_net.get(~symbol)
-            if part is None:
-                return None
-            total += part
-            position += 1
-        return total
-
-    def _rest_peak(self, first: int, peak: dict[int, int], rule_peak: list[int], inf: int) -> int:
-        symbols = self.parser.symbols
-        position = first
-        while symbols[position] != END:
-            position += 1
-        out = 0
-        for position in range(position - 1, first - 1, -1):  # right to left: max(peak, net + rest)
-            symbol = symbols[position]
-            own = peak[symbol] if symbol >= 0 else rule_peak[~symbol]
-            if own >= inf:
-                return inf
-            out = max(own, self.net[symbol] + out)
-        return out
+        self.net = tables.net
+        self.peak_rest = tables.peak_rest
+        self.net_rest = tables.net_rest
 
     def cont_need(self, cont: Cont) -> int:
         """Fewest levels above the current depth a completion from return point ``cont`` must

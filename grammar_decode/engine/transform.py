@@ -33,39 +33,54 @@ from ..ir.grammar import Alternative, Grammar, Symbol
 @dataclass
 class Rewritten:
     """Rules as lists of alternatives (indexed by rule; rule symbols as in ``Grammar``), the
-    start rule, and whether the empty text is a sentence."""
+    start rule, and whether the empty text is a sentence. ``new_rules`` says how each rule past
+    the grammar's own was named: ``(rule it was made from, suffix)``, or ``(-1, name)``;
+    ``peak_size`` is the largest size a step reached (what ``max_size`` was checked against)."""
 
     alternatives: list[list[Alternative]]
     names: list[str]
     start: int
     start_nullable: bool
+    new_rules: list[tuple[int, str]]
+    peak_size: int
 
 
-def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
+def empty_lexemes(grammar: Grammar) -> frozenset[int]:
+    """The lexemes of ``grammar`` whose expression matches nothing (the rewrite drops the
+    alternatives that use them)."""
+    empty = set()
+    for index, expr in enumerate(grammar.lexeme_exprs):
+        if not index & 255:
+            check_deadline()
+        if grammar.exprs.is_empty(expr):
+            empty.add(index)
+    return frozenset(empty)
+
+
+def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int] | None = None) -> Rewritten:
     """The grammar rewritten for the parser (steps in the module docstring); ``max_size``
-    symbols at most (default ``Limits.grammar_size``), else ``GrammarTooLarge``."""
+    symbols at most (default ``Limits.grammar_size``), else ``GrammarTooLarge``. ``empty``:
+    ``empty_lexemes(grammar)`` where the caller has it."""
     if max_size is None:
         max_size = active().grammar_size
     if grammar.start is None:
         raise GrammarError("the grammar has no start symbol")
     names = list(grammar.rule_names)
+    new_rules: list[tuple[int, str]] = []
     rules = [list(alts) for alts in grammar.alternatives]
     start = grammar.start
     if start >= 0:  # a lone lexeme: wrap it in a rule
         names.append("start")
+        new_rules.append((-1, "start"))
         rules.append([(start,)])
         start = ~(len(names) - 1)
     start_rule = ~start
 
     # 1. equal rules merged, productive, then reachable
     rules, start_rule = _merge_equal_rules(rules, start_rule)
-    empty_lexemes = set()
-    for index, expr in enumerate(grammar.lexeme_exprs):
-        if not index & 255:
-            check_deadline()
-        if grammar.exprs.is_empty(expr):
-            empty_lexemes.add(index)
-    rules = [[alt for alt in alts if not any(s in empty_lexemes for s in alt)] for alts in rules]
+    empty_lexemes_ = empty_lexemes(grammar) if empty is None else empty
+    if empty_lexemes_:
+        rules = [[alt for alt in alts if not any(s in empty_lexemes_ for s in alt)] for alts in rules]
     check_deadline()
     productive = _productive(rules)
     check_deadline()
@@ -75,8 +90,9 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
     rules = _reachable_only(rules, start_rule)
 
     # 2. binarize (rules appended while splitting are visited too)
-    def new_rule(name: str) -> int:
-        names.append(name)
+    def new_rule(source: int, suffix: str) -> int:
+        names.append(names[source] + suffix)
+        new_rules.append((source, suffix))
         rules.append([])
         return len(rules) - 1
 
@@ -88,13 +104,13 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
         out = []
         for alt in rules[index]:
             if len(alt) > 2:
-                tail = new_rule(f"{names[index]}·")
+                tail = new_rule(index, "·")
                 rules[tail] = [alt[1:]]
                 alt = (alt[0], ~tail)
             out.append(alt)
         rules[index] = out
         index += 1
-    _check(rules, max_size)
+    peak = _check(rules, max_size)
 
     # 3. empty alternatives
     nullable = _nullable(rules)
@@ -118,7 +134,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
     check_deadline()
     if not rules[start_rule]:
         if start_nullable:  # only the empty text: a start rule with no alternatives
-            return Rewritten(rules, names, start_rule, True)
+            return Rewritten(rules, names, start_rule, True, new_rules, peak)
         raise GrammarAdmitsNothing("the grammar admits no text")  # pragma: no cover - caught by step 1
 
     # 4. unit cycles: rules that derive one another through unit alternatives alone are one rule
@@ -130,7 +146,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
         for m in component:
             rules[m] = list(body)
     rules = _reachable_only(rules, start_rule)
-    _check(rules, max_size)
+    peak = max(peak, _check(rules, max_size))
 
     # 5. left recursion
     check_deadline()
@@ -148,18 +164,25 @@ def rewrite(grammar: Grammar, max_size: int | None = None) -> Rewritten:
             recursive = [alt[1:] for alt in rules[rule] if alt[0] == ~rule]
             if recursive:
                 base = [alt for alt in rules[rule] if alt[0] != ~rule]
-                rest = new_rule(f"{names[rule]}'")
+                rest = new_rule(rule, "'")
                 rules[rule] = base + [b + (~rest,) for b in base]
                 rules[rest] = recursive + [r + (~rest,) for r in recursive]
-            _check(rules, max_size)
+            peak = max(peak, _check(rules, max_size))
     # (Paull's algorithm leaves no left recursion; tests/engine check it on every grammar they
     # build rather than paying a second component search per compile here)
-    return Rewritten(rules, names, start_rule, start_nullable)
+    return Rewritten(rules, names, start_rule, start_nullable, new_rules, peak)
 
 
-def _check(rules: list[list[Alternative]], max_size: int) -> None:
+def _check(rules: list[list[Alternative]], max_size: int) -> int:
+    """The size of ``rules`` (symbols, one more per alternative), ``GrammarTooLarge`` past ``max_size``."""
     check_deadline()
     size = sum(len(alt) + 1 for alts in rules for alt in alts)
+    too_large(size, max_size)
+    return size
+
+
+def too_large(size: int, max_size: int) -> None:
+    """``GrammarTooLarge`` when a rewrite of ``size`` symbols passes ``max_size``."""
     if size > max_size:
         raise GrammarTooLarge(f"the grammar grows past {max_size:,} symbols when rewritten for the parser "
                               "(Limits.grammar_size)")

@@ -1,0 +1,305 @@
+"""The parser's tables for one grammar, cached process-wide by the grammar's structure.
+
+``Parser`` (``parser.py``) needs the grammar rewritten (``transform.rewrite``), laid out flat
+(every alternative's symbols in one array, ``END`` after each; per rule the positions its
+alternatives start at, split by whether they begin with a lexeme), and, under a depth limit,
+the nesting analysis (``NestingTables``: each symbol's fixed change of depth and the least peak
+of the rest of each alternative). All of it is a function of the grammar's *structure* alone:
+its rules with their lexeme and rule numbers, its start, which lexemes match nothing, which are
+ignored, and, under a depth limit, the limit and each lexeme's nesting. Names only label rules
+in messages, and expressions matter only through which are empty.
+
+That is most of a compile's time past the front end (0.5 ms of rewrite and 0.5 ms of analysis
+for a median SchemaStore grammar, about half of its compile), and different schemas often have
+one structure: the same shape with other constants (lengths, patterns, enums: those live in the
+lexemes). So the tables are kept in a bounded process-wide cache keyed by exactly that structure
+(``parser_tables``); a grammar whose structure was seen before gets them for the cost of building
+its key, its rule names rebuilt from the recipe of the rewrite (``Rewritten.new_rules``). The
+size limit is checked on every compile against the largest size the rewrite reached, so a hit
+never passes a smaller ``Limits.grammar_size``. What a ``Parser`` builds on the tables (its
+states and return points) stays its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import GrammarError
+from ..ir.grammar import Grammar
+from ..limits import active, check_deadline
+from ..lru import ByteBoundedLRU
+from .transform import empty_lexemes, rewrite, too_large
+
+END = 1 << 62  # the symbol past the last of an alternative (neither a lexeme nor a rule)
+
+#: Bytes the process-wide cache of tables holds (estimated: 64 per symbol and per rule).
+CACHE_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class NestingTables:
+    """The nesting analysis behind a depth limit (``parser._DepthLimit`` reads it): ``net`` per
+    symbol (a lexeme's number, a rule's ``~rule``: the fixed depth change of any text it
+    derives), and per position ``p`` the least peak above the starting depth (``peak_rest``) and
+    the net change (``net_rest``) of the rest of the alternative from ``p``. Read-only."""
+
+    net: dict[int, int]
+    peak_rest: tuple[int, ...]
+    net_rest: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ParserTables:
+    """A rewritten grammar laid out for the parser (see the module docstring). Read-only: shared
+    by every parser of a grammar with this structure."""
+
+    #: every alternative's symbols, each followed by ``END``
+    symbols: tuple[int, ...]
+    #: per rule: the positions its alternatives start at
+    firsts: tuple[tuple[int, ...], ...]
+    #: per rule: those of ``firsts`` whose alternative begins with a lexeme, and the others
+    lexeme_firsts: tuple[tuple[int, ...], ...]
+    other_firsts: tuple[tuple[int, ...], ...]
+    start: int
+    start_nullable: bool
+    #: how the rules past the grammar's own were named (``Rewritten.new_rules``)
+    new_rules: tuple[tuple[int, str], ...]
+    #: the largest size the rewrite reached (``Limits.grammar_size`` is checked against it)
+    peak_size: int
+    #: the nesting analysis, where the grammar has a depth limit
+    nesting: NestingTables | None
+
+    def names(self, grammar: Grammar) -> list[str]:
+        """The rule names of the rewritten grammar, for a ``grammar`` of this structure."""
+        names = list(grammar.rule_names)
+        for source, suffix in self.new_rules:
+            names.append(suffix if source < 0 else names[source] + suffix)
+        return names
+
+
+_CACHE: ByteBoundedLRU[ParserTables] = ByteBoundedLRU(CACHE_BYTES)
+
+
+def structure_key(grammar: Grammar, empty: frozenset[int]) -> tuple[object, ...]:
+    """Everything the tables of ``grammar`` depend on (``empty``: its lexemes that match
+    nothing)."""
+    limited = grammar.max_depth is not None
+    return (tuple(map(tuple, grammar.alternatives)), grammar.start, len(grammar.lexeme_exprs), empty,
+            frozenset(grammar.ignored), grammar.max_depth,
+            tuple(sorted(grammar.nesting.items())) if limited else None)
+
+
+def parser_tables(grammar: Grammar, max_size: int | None = None) -> tuple[ParserTables, list[str]]:
+    """The tables of ``grammar`` and its rewritten rule names: from the cache where a grammar of
+    the same structure was seen, else built (``build_tables``) and kept. ``max_size`` as
+    ``transform.rewrite``'s (``GrammarTooLarge``); ``GrammarError`` where a depth limit meets a
+    rule whose depth change is not fixed."""
+    if max_size is None:
+        max_size = active().grammar_size
+    if grammar.start is None:
+        raise GrammarError("the grammar has no start symbol")
+    empty = empty_lexemes(grammar)
+    key = structure_key(grammar, empty)
+    found = _CACHE.get(key)
+    if found is None:
+        found = build_tables(grammar, max_size, empty)
+        _CACHE.put(key, found, 64 * (len(found.symbols) + len(found.firsts)) + 1024)
+    else:
+        too_large(found.peak_size, max_size)
+    return found, found.names(grammar)
+
+
+def build_tables(grammar: Grammar, max_size: int, empty: frozenset[int] | None = None) -> ParserTables:
+    """The tables of ``grammar``, built (no cache)."""
+    rewritten = rewrite(grammar, max_size, empty)
+    symbols: list[int] = []
+    firsts: list[tuple[int, ...]] = []
+    for alternatives in rewritten.alternatives:
+        starts = []
+        for alternative in alternatives:
+            starts.append(len(symbols))
+            symbols.extend(alternative)
+            symbols.append(END)
+        firsts.append(tuple(starts))
+    check_deadline()
+    flat = tuple(symbols)
+    rule_firsts = tuple(firsts)
+    nesting = None
+    if grammar.max_depth is not None:
+        analysis = _Nesting(flat, rule_firsts, rewritten.names, len(grammar.lexeme_exprs), grammar.nesting)
+        nesting = NestingTables(analysis.net, analysis.peak_rest, analysis.net_rest)
+        check_deadline()
+    return ParserTables(
+        symbols=flat, firsts=rule_firsts,
+        lexeme_firsts=tuple(tuple(p for p in starts if 0 <= flat[p] < END) for starts in rule_firsts),
+        other_firsts=tuple(tuple(p for p in starts if not 0 <= flat[p] < END) for starts in rule_firsts),
+        start=rewritten.start, start_nullable=rewritten.start_nullable, new_rules=tuple(rewritten.new_rules),
+        peak_size=rewritten.peak_size, nesting=nesting)
+
+
+def cache_info() -> dict[str, int]:
+    """Entries, bytes, hits and misses of the process-wide cache of tables."""
+    return _CACHE.info()
+
+
+class _Nesting:
+    """The nesting analysis behind ``Grammar.max_depth``. Every symbol changes the depth by a
+    fixed ``net`` (a lexeme's declared one; a rule's, the same for each of its derivations, as in
+    JSON, checked here) and reaches at least ``peak`` levels above its start in its shallowest
+    derivation (a least fixed point over the rules). ``peak_rest[p]``/``net_rest[p]`` say the same
+    of the rest of an alternative from position ``p``. O(grammar)."""
+
+    def __init__(self, symbols: tuple[int, ...], firsts: tuple[tuple[int, ...], ...], names: list[str],
+                 lexeme_count: int, nesting: dict[int, tuple[int, int]]) -> None:
+        self.symbols = symbols
+        self.net: dict[int, int] = {}
+        peak: dict[int, int] = {}
+        for lexeme in range(lexeme_count):
+            self.net[lexeme], peak[lexeme] = nesting.get(lexeme, (0, 0))
+        # which alternatives (by first position) use each rule, for the worklists below
+        alternatives = [(rule, first) for rule, starts in enumerate(firsts) for first in starts]
+        users: dict[int, list[int]] = {}
+        unknown: dict[int, int] = {}  # alternative -> rule symbols in it whose net is not known yet
+        for index, (_rule, first) in enumerate(alternatives):
+            if not index & 1023:
+                check_deadline()
+            position = first
+            count = 0
+            while symbols[position] != END:
+                if symbols[position] < 0:
+                    users.setdefault(~symbols[position], []).append(index)
+                    count += 1
+                position += 1
+            unknown[index] = count
+        # each rule's net, from its first alternative whose rules are all known (a worklist: linear)
+        rule_net: dict[int, int] = {}
+        ready = [index for index, count in unknown.items() if count == 0]
+        steps = 0
+        while ready:
+            steps += 1
+            if not steps & 1023:
+                check_deadline()
+            rule, first = alternatives[ready.pop()]
+            if rule in rule_net:
+                continue
+            rule_net[rule] = self._alternative_net(first, rule_net)  # type: ignore[assignment]
+            for index in users.get(rule, ()):
+                unknown[index] -= 1
+                if unknown[index] == 0:
+                    ready.append(index)
+        for index, (rule, first) in enumerate(alternatives):
+            if not index & 1023:
+                check_deadline()
+            if self._alternative_net(first, rule_net) != rule_net.get(rule):
+                raise GrammarError(f"rule {names[rule]!r} changes the nesting depth by different "
+                                   "amounts: a depth limit needs a fixed one")
+        for rule, total in rule_net.items():
+            self.net[~rule] = total
+        # each rule's shallowest peak: a least fixed point from above. Rules are evaluated once
+        # each in dependency order (a rule after those it uses, cycles aside), then a worklist
+        # re-evaluates only the alternatives that read a rule before its peak went down (those
+        # a cycle reaches): O(grammar) where the grammar has no recursion, instead of one
+        # re-evaluation of every user each time a rule's value falls.
+        inf = 1 << 40
+        rule_peak = [inf] * len(firsts)
+        evaluated = [False] * len(alternatives)
+        own_alternatives: list[list[int]] = [[] for _ in firsts]
+        for index, (rule, _first) in enumerate(alternatives):
+            own_alternatives[rule].append(index)
+        work: list[int] = []
+
+        def lowered(rule: int, value: int) -> None:
+            rule_peak[rule] = value
+            work.extend(index for index in users.get(rule, ()) if evaluated[index])
+
+        for rule in _dependency_order(symbols, firsts):
+            steps += 1
+            if not steps & 1023:
+                check_deadline()
+            best = inf
+            for index in own_alternatives[rule]:
+                evaluated[index] = True
+                best = min(best, self._rest_peak(alternatives[index][1], peak, rule_peak, inf))
+            if best < rule_peak[rule]:
+                lowered(rule, best)
+        while work:
+            steps += 1
+            if not steps & 1023:
+                check_deadline()
+            rule, first = alternatives[work.pop()]
+            value = self._rest_peak(first, peak, rule_peak, inf)
+            if value < rule_peak[rule]:
+                lowered(rule, value)
+        for rule, value in enumerate(rule_peak):
+            peak[~rule] = value
+        peak_rest = [0] * len(symbols)
+        net_rest = [0] * len(symbols)
+        for position in range(len(symbols) - 1, -1, -1):
+            if not position & 4095:
+                check_deadline()
+            symbol = symbols[position]
+            if symbol == END:
+                continue
+            net_rest[position] = self.net[symbol] + net_rest[position + 1]
+            peak_rest[position] = max(peak[symbol], self.net[symbol] + peak_rest[position + 1])
+        self.peak_rest, self.net_rest = tuple(peak_rest), tuple(net_rest)
+
+    def _alternative_net(self, first: int, rule_net: dict[int, int]) -> int | None:
+        symbols, total, position = self.symbols, 0, first
+        while symbols[position] != END:
+            symbol = symbols[position]
+            part = self.net.get(symbol) if symbol >= 0 else rule_net.get(~symbol)
+            if part is None:
+                return None
+            total += part
+            position += 1
+        return total
+
+    def _rest_peak(self, first: int, peak: dict[int, int], rule_peak: list[int], inf: int) -> int:
+        symbols = self.symbols
+        position = first
+        while symbols[position] != END:
+            position += 1
+        out = 0
+        for position in range(position - 1, first - 1, -1):  # right to left: max(peak, net + rest)
+            symbol = symbols[position]
+            own = peak[symbol] if symbol >= 0 else rule_peak[~symbol]
+            if own >= inf:
+                return inf
+            out = max(own, self.net[symbol] + out)
+        return out
+
+def _dependency_order(symbols: list[int], firsts: list[tuple[int, ...]]) -> list[int]:
+    """Every rule once, each after the rules its alternatives use except where a cycle makes
+    that impossible (a depth-first post-order, iterative: grammars nest deeply)."""
+    order: list[int] = []
+    state = [0] * len(firsts)  # 0 unseen, 1 on the stack, 2 done
+    for root in range(len(firsts)):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack = [(root, _used_rules(symbols, firsts[root]))]
+        while stack:
+            rule, pending = stack[-1]
+            if pending:
+                other = pending.pop()
+                if not state[other]:
+                    state[other] = 1
+                    stack.append((other, _used_rules(symbols, firsts[other])))
+                continue
+            stack.pop()
+            state[rule] = 2
+            order.append(rule)
+    return order
+
+
+def _used_rules(symbols: list[int], starts: tuple[int, ...]) -> list[int]:
+    used = []
+    for position in starts:
+        while symbols[position] != END:
+            if symbols[position] < 0:
+                used.append(~symbols[position])
+            position += 1
+    return used
+
+

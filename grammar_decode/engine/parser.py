@@ -26,9 +26,12 @@ so memory stays bounded however many documents a long-running process sees. Thre
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
-from typing import Iterable
+from typing import Iterable, TypeVar
+
+from _weakref import _remove_dead_weakref  # what WeakValueDictionary's callbacks use
 
 from ..errors import GrammarAdmitsNothing
 from ..ir.grammar import Grammar
@@ -62,6 +65,7 @@ def _position(thread: tuple[int, frozenset[Cont]]) -> int:
     return thread[0]
 
 _UNSEEN = object()
+_T = TypeVar("_T")
 _NO_CONTS: frozenset[Cont] = frozenset()
 #: Entries of ``_DepthLimit._most_need`` before it is cleared.
 _MOST_NEED_ENTRIES = 1 << 16
@@ -106,6 +110,26 @@ class ParseState:
         return f"ParseState({len(self.threads)} threads, accepting={self.accepting})"
 
 
+def _interned(table: dict[tuple, "weakref.ReferenceType[_T]"], key: tuple, made: _T) -> _T:
+    """The object interned under ``key`` in a weak intern table (a dict of weak references, each
+    dropped by its callback once its object is gone: ``weakref.WeakValueDictionary``'s layout,
+    without its Python-level methods, which cost a microsecond per lookup): the live one there,
+    else ``made``, entered. The caller holds the parser's lock (two threads making one object
+    keep the first)."""
+    known = table.get(key)
+    found = None if known is None else known()
+    if found is None:
+        table[key] = weakref.ref(made, functools.partial(_drop_dead, table, key))
+        return made
+    return found
+
+
+def _drop_dead(table: dict, key: tuple, _reference: object) -> None:
+    """A weak intern table's callback: ``key``'s entry goes if its object is gone (a new live
+    object entered under the same key meanwhile stays)."""
+    _remove_dead_weakref(table, key)
+
+
 class Parser:
     """Tables for one grammar, and the interning of its states. Built once per grammar."""
 
@@ -119,8 +143,8 @@ class Parser:
         self._other_firsts = tables.other_firsts
         self.ignored = frozenset(grammar.ignored)
         self.lexeme_count = len(grammar.lexeme_exprs)
-        self._conts: "weakref.WeakValueDictionary[tuple, Cont]" = weakref.WeakValueDictionary()
-        self._states: "weakref.WeakValueDictionary[tuple, ParseState]" = weakref.WeakValueDictionary()
+        self._conts: dict[tuple, weakref.ReferenceType[Cont]] = {}
+        self._states: dict[tuple, weakref.ReferenceType[ParseState]] = {}
         self._lock = threading.Lock()
         self.limit = None if tables.nesting is None else _DepthLimit(self, grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
         threads: Contributions = {}
@@ -136,11 +160,12 @@ class Parser:
 
     def _cont(self, position: int, parents: frozenset[Cont]) -> Cont:
         key = (position, parents)
-        with self._lock:
-            found = self._conts.get(key)
-            if found is None:
-                found = self._conts[key] = Cont(position, parents)
-            return found
+        known = self._conts.get(key)
+        found = None if known is None else known()
+        if found is None:
+            with self._lock:
+                found = _interned(self._conts, key, Cont(position, parents))
+        return found
 
     def _merge(self, conts: Iterable[Cont]) -> frozenset[Cont]:
         """The canonical form of a set of return points: one per position, parents merged."""
@@ -181,11 +206,12 @@ class Parser:
         merged.sort(key=_position)
         canonical = tuple(merged)
         key = (canonical, accepting, depth)
-        with self._lock:
-            found = self._states.get(key)
-            if found is None:
-                found = self._states[key] = ParseState(self, canonical, accepting, depth)
-            return found
+        known = self._states.get(key)
+        found = None if known is None else known()
+        if found is None:
+            with self._lock:
+                found = _interned(self._states, key, ParseState(self, canonical, accepting, depth))
+        return found
 
     # -- moves ---------------------------------------------------------------------------------
 

@@ -444,6 +444,13 @@ class LexemeDFA:
         self._table, self._accepts = table, accepts
         self._core = self._make_core()
 
+    def cell_maker(self) -> tuple[object, tuple[object, ...]] | None:
+        """``(make_cell, core)`` for compiled walks: ``Store.make_cell`` and what it reads, so a
+        walk makes a missing cell with one C call, and calls back into Python (``dense_cell``)
+        only for what it leaves there; None without the C store. Ask again after the table
+        grows (the core names the tables)."""
+        return None if self._store is None else (self._store.make_cell, self._core)
+
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
         """The transitions as an int32 table (``table[256 * state + byte] - STORED``: the next
         state, ``DEAD``, or ``UNBUILT``) and the accepting byte per state, for compiled walks.

@@ -110,6 +110,10 @@ class Lexer:
         """``LexemeDFA.dense``: the transitions as one int32 table and the accepting bytes."""
         return self.dfa.dense()
 
+    def cell_maker(self):  # type: ignore[no-untyped-def]
+        """``LexemeDFA.cell_maker``."""
+        return self.dfa.cell_maker()
+
     def dense_cell(self, state: int, byte: int) -> None:
         """``LexemeDFA.dense_cell``."""
         self.dfa.dense_cell(state, byte)

@@ -11,7 +11,9 @@
            limit: the state id from which Python makes new states (it retires the set, grows the
            tables); no_tags: the empty tuple the tags list holds for a state without guards.
 
-   The state's pairs are derived by `byte` (step_live); where a derivative may still be empty
+   A state with guarded pairs (a non-empty tags entry) is left to Python (None): its transitions
+   are made one byte at a time (LexemeDFA._guarded_step). Otherwise the state's pairs are derived
+   by `byte` (step_live); where a derivative may still be empty
    (it holds & or ¬ and is not nullable) the answer is None and the caller makes the cell the
    Python way (ExprSet.is_empty decides). Otherwise the pairs left are interned: looked up in ids,
    or appended as a new state exactly as LexemeDFA._intern_live appends one (under the lock, ids
@@ -115,7 +117,8 @@ PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "make_cell: the core's lists and dict are not lists and a dict");
         return NULL;
     }
-    if (byte < 0 || byte > 255 || state < 0 || state >= PyList_GET_SIZE(core[PAIRS])) {
+    if (byte < 0 || byte > 255 || state < 0 || state >= PyList_GET_SIZE(core[PAIRS]) ||
+        state >= PyList_GET_SIZE(core[TAGS])) {
         PyErr_SetString(PyExc_IndexError, "make_cell: no such state or byte");
         return NULL;
     }
@@ -133,6 +136,12 @@ PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs) {
     int32_t *row = (int32_t *)table.buf + state * 256;
     if (row[byte] != 0) {  /* made meanwhile */
         result = PyLong_FromLong(row[byte] - STORED);
+        goto done;
+    }
+    PyObject *tags = PyList_GET_ITEM(core[TAGS], state);
+    if (!PyTuple_Check(tags) || PyTuple_GET_SIZE(tags) != 0) {  /* guarded pairs: made byte by byte in Python */
+        Py_INCREF(Py_None);
+        result = Py_None;
         goto done;
     }
     uint64_t klass[4];

@@ -1,7 +1,7 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
    walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached
-               [, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first])
+               [, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state, each plus STORED (2): the next
@@ -36,6 +36,12 @@
                       (the walk then returns that state, as without make). A walk goes on where
                       it stopped, without a return to Python and a new call per missing cell.
 
+   cell:              where given (not None), a tuple (make_cell, core): a missing transition is first
+                      asked of make_cell(core, state, byte) (Store.make_cell, ir/_cells.c: the lexer's
+                      maker in C, called with no Python frame between); make is called only where
+                      it leaves the cell to Python (answers None) or the table held is not the
+                      current one.
+
    pure, rest_first:  where given (not None), the walk leaves out what a slice (masking/slices.py)
                       has already decided: below each depth-1 node whose byte b has rest_first[b]
                       (uint8, 256 entries) set, it skips the subtree of every node with pure[node]
@@ -61,7 +67,7 @@
    walk and the vocabulary).
 
    walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached,
-                   memo, ctl[, mutation, restart, make])
+                   memo, ctl[, mutation, restart, make, cell])
 
    The boundary walk of masking/walk.py: the subtrees below the boundaries a lexeme walk met, where
    the lexeme read so far ends, the parse scans it and the lexer restarts on what the parse expects
@@ -86,6 +92,7 @@
    mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
                       of the one after its scan; 5 drops the subtrees of boundaries inside a token.
 
+   cell:              as walk_lexeme's (after make: walk_boundaries(..., mutation, restart, make, cell)).
    restart, make:     where given (not None), called with the GIL held instead of returning: restart(lex,
                       parse) for a restart to answer (returns (parse after, next lexer state), as
                       ctl[7]-[8] take them), make(state, byte) for a missing cell (returns (table,
@@ -188,6 +195,31 @@ static int retake_lexer(walk_inputs *w, held_buffer *b_table, held_buffer *b_acc
     return 0;
 }
 
+/* A missing cell (state, byte) made by `cell`, a tuple (make_cell, core): the lexer's own maker
+   in C (Store.make_cell, ir/_cells.c), called without a Python frame. 1 where the walk's table now
+   holds the transition, 0 where the caller must call make instead (no `cell`; make_cell leaves
+   the cell to Python: a derivative that may be empty, a state with guarded pairs, a new state at
+   the limit; or the table held is not the lexer's current one), -1 with a Python error set. */
+static int fast_cell(PyObject *cell, const walk_inputs *w, long state, int byte) {
+    if (cell == Py_None) return 0;
+    PyObject *args[3] = {PyTuple_GET_ITEM(cell, 1), PyLong_FromLong(state), PyLong_FromLong(byte)};
+    PyObject *made = args[1] && args[2] ? PyObject_Vectorcall(PyTuple_GET_ITEM(cell, 0), args, 3, NULL) : NULL;
+    Py_XDECREF(args[1]);
+    Py_XDECREF(args[2]);
+    if (!made) return -1;
+    int done = made != Py_None;
+    Py_DECREF(made);
+    return done && state >= 0 && state < w->states && w->table[256 * (Py_ssize_t)state + byte] != 0;
+}
+
+static int valid_cell(PyObject *cell, const char *name) {
+    if (cell == Py_None || (PyTuple_Check(cell) && PyTuple_GET_SIZE(cell) == 2 &&
+                            PyCallable_Check(PyTuple_GET_ITEM(cell, 0))))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s: cell is (make_cell, core) or None", name);
+    return -1;
+}
+
 /* Sets the bit of every token spelled at trie node `node` (ids[start[node] : start[node + 1]]);
    0, or 1 where an index is outside its table. mutation 3 (tests only) leaves the last one out. */
 static inline int set_node_tokens(int64_t node, const int64_t *start, const int64_t *ids, int64_t n_ids,
@@ -206,13 +238,14 @@ static inline int set_node_tokens(int64_t node, const int64_t *start, const int6
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
         *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None,
-        *o_pure = Py_None, *o_rest = Py_None;
+        *o_pure = Py_None, *o_rest = Py_None, *o_cell = Py_None;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
                           &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
-                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest))
+                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest, &o_cell))
         return NULL;
+    if (valid_cell(o_cell, "walk_lexeme")) return NULL;
     if ((o_pure == Py_None) != (o_rest == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "walk_lexeme: pure and rest_first go together");
         return NULL;
@@ -336,6 +369,9 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             counts[1] = n_bounds;
             counts[2] = (int64_t)i;
             counts[3] = n_reached;
+            int fast = fast_cell(o_cell, &w, missing, (int)w.byte_at[i]);
+            if (fast < 0) goto done;
+            if (fast) goto walk;
             PyObject *now = PyObject_CallFunction(o_make, "li", missing, (int)w.byte_at[i]);
             if (!now) goto done;
             if (now != Py_None) {
@@ -435,11 +471,13 @@ static inline int64_t find_slot(const int32_t *table, int64_t slots, int width, 
 
 static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_tops, *o_befores, *o_lex, *o_parse, *o_nodes,
-        *o_reached, *o_memo, *o_ctl, *o_restart = Py_None, *o_make = Py_None;
+        *o_reached, *o_memo, *o_ctl, *o_restart = Py_None, *o_make = Py_None, *o_cell = Py_None;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|iOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops, &o_befores,
-                          &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation, &o_restart, &o_make))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|iOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops, &o_befores,
+                          &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation, &o_restart, &o_make,
+                          &o_cell))
         return NULL;
+    if (valid_cell(o_cell, "walk_boundaries")) return NULL;
     if ((o_restart != Py_None && !PyCallable_Check(o_restart)) || (o_make != Py_None && !PyCallable_Check(o_make))) {
         PyErr_SetString(PyExc_TypeError, "walk_boundaries: restart and make are callables or None");
         return NULL;
@@ -599,6 +637,9 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, "walk_boundaries: the node stopped at is out of range");
                 goto done;
             }
+            int fast = fast_cell(o_cell, &w, status, (int)w.byte_at[at]);
+            if (fast < 0) goto done;
+            if (fast) goto again;
             PyObject *now = PyObject_CallFunction(o_make, "li", status, (int)w.byte_at[at]);
             if (!now) goto done;
             if (now != Py_None) {
@@ -923,11 +964,11 @@ done:
 static PyMethodDef methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
-     "[, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first])\n"
+     "[, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
     {"walk_boundaries", walk_boundaries, METH_VARARGS,
      "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
-     "ctl[, mutation, restart, make])\n"
+     "ctl[, mutation, restart, make, cell])\n"
      "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a state whose transition is missing."},
     {"rehash_pairs", rehash_pairs, METH_VARARGS,
      "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},

@@ -49,6 +49,9 @@ Boundaries = "list[Boundary] | np.ndarray"
 
 #: Whether lexeme walks use the compiled kernel (``GRAMMAR_DECODE_WALK=python``: never).
 COMPILED = selected(_walk)
+#: Whether the kernels make missing cells by calling the lexer's C maker directly (tests turn it
+#: off to compare with the Python ``make`` callbacks).
+_CELLS_IN_C = True
 #: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost;
 #: 3: the last token of each node left out of the bits).
 _MUTATION = 0
@@ -121,6 +124,12 @@ def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int, skip: Skip |
     return token_bits(trie, nodes, size), boundaries, np.array(sorted(reached), dtype=np.int32)
 
 
+def _cell_maker(lexer: Lexer) -> object:
+    """The lexer's maker of cells in C for the kernels (``Lexer.cell_maker``), unless
+    ``_CELLS_IN_C`` is off (tests: every cell then goes through ``make``)."""
+    return lexer.cell_maker() if _CELLS_IN_C else None
+
+
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None,
                          skip: Skip | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``python_lexeme_walk`` by the C kernel, the states reached as a sorted int32 array. Each
@@ -159,7 +168,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         table, accepts, seen = current()
         missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
                                     counts, seen, reached, _MUTATION, *extra, make,
-                                    *(skip if skip is not None else (None, None)))
+                                    *(skip if skip is not None else (None, None)), _cell_maker(lexer))
         if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
             raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
     finally:
@@ -273,7 +282,8 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     table, accepts = lexer.dense()
     while True:
         status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, tops, befores, lex_stack,
-                                       parse_stack, nodes, reached, memo, ctl, _MUTATION, restart, make)
+                                       parse_stack, nodes, reached, memo, ctl, _MUTATION, restart, make,
+                                       _cell_maker(lexer))
         if status == -1:
             break
         if status == -3:

@@ -84,6 +84,36 @@ def test_compiled_walk_equals_the_python_walk_on_262k_gemma(gemma: gd.Vocabulary
         assert _compare(grammar, gemma, json.dumps(document).encode()) > 0
 
 
+@pytest.mark.parametrize("schema,document", DOCUMENTS)
+def test_cells_made_by_the_c_maker_give_the_walks_of_the_python_callbacks(
+        gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch, schema: dict, document: object) -> None:
+    """The kernels' direct calls of ``Store.make_cell`` (no Python frame per missing cell) and
+    the ``make`` callbacks alone build DFAs whose walks are the same, state for state, along the
+    document: each on a fresh expression set, so that every cell is made on the way."""
+    text = json.dumps(document).encode()
+    walks = []
+    for in_c in (True, False):
+        monkeypatch.setattr(walk, "_CELLS_IN_C", in_c)
+        shared_exprs().retire()
+        grammar = gd.compile_json_schema(schema)
+        masker, recognizer = grammar.masker(gpt2), grammar.recognizer
+        state, out = recognizer.initial, []
+        for byte in text:
+            out.append(masker.packed(state).tobytes())
+            state = recognizer.step(state, byte)
+        walks.append(out)
+    assert walks[0] == walks[1]
+
+
+def test_the_c_maker_leaves_guarded_states_to_python() -> None:
+    grammar = gd.compile_json_schema({"type": "string", "format": "hostname"})
+    lexer = grammar.recognizer.lexer
+    state = grammar.recognizer.feed(grammar.recognizer.initial, b'"xn--')[0]
+    assert lexer.guarded(state)
+    make_cell, core = lexer.cell_maker()
+    assert make_cell(core, state, ord("a")) is None
+
+
 def test_masks_are_the_same_with_either_walk(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
     text = json.dumps(DOCUMENTS[3][1]).encode()
     masks = []

@@ -200,8 +200,8 @@ static int retake_lexer(walk_inputs *w, held_buffer *b_table, held_buffer *b_acc
    holds the transition, 0 where the caller must call make instead (no `cell`; make_cell leaves
    the cell to Python: a derivative that may be empty, a state with guarded pairs, a new state at
    the limit; or the table held is not the lexer's current one), -1 with a Python error set. */
-static int fast_cell(PyObject *cell, const walk_inputs *w, long state, int byte) {
-    if (cell == Py_None) return 0;
+static int fast_cell_in(PyObject *cell, const int32_t *table, Py_ssize_t states, long state, int byte) {
+    if (cell == Py_None || state < 0 || state >= states) return 0;
     PyObject *args[3] = {PyTuple_GET_ITEM(cell, 1), PyLong_FromLong(state), PyLong_FromLong(byte)};
     PyObject *made = args[1] && args[2] ? PyObject_Vectorcall(PyTuple_GET_ITEM(cell, 0), args, 3, NULL) : NULL;
     Py_XDECREF(args[1]);
@@ -209,7 +209,11 @@ static int fast_cell(PyObject *cell, const walk_inputs *w, long state, int byte)
     if (!made) return -1;
     int done = made != Py_None;
     Py_DECREF(made);
-    return done && state >= 0 && state < w->states && w->table[256 * (Py_ssize_t)state + byte] != 0;
+    return done && table[256 * (Py_ssize_t)state + byte] != 0;
+}
+
+static int fast_cell(PyObject *cell, const walk_inputs *w, long state, int byte) {
+    return fast_cell_in(cell, w->table, w->states, state, byte);
 }
 
 static int valid_cell(PyObject *cell, const char *name) {
@@ -703,7 +707,7 @@ done:
 }
 
 
-/* plain_successor(table, state, where[, mutation]) -> int
+/* plain_successor(table, state, where[, mutation, cell]) -> int
 
    slices.plain_successor over the dense table: where every plain JSON string character (printable
    ASCII but '"' and '\\', and every well-formed multi-byte UTF-8 character, read byte by byte)
@@ -711,8 +715,10 @@ done:
    read, -2 when they go different ways or the exploration passes 4096 (lexer state, UTF-8
    position) items (slices.MAX_EXPLORED), or -3 when a transition is not in the table yet: its
    state and byte are written to where[0], where[1] (int64); the caller makes it
-   (Lexer.dense_cell) and calls again with the grown table. mutation (tests only): 4 skips the
-   continuation bytes. Runs with the GIL held: it is a few hundred table reads. */
+   (Lexer.dense_cell) and calls again with the grown table. cell: as walk_lexeme's, a missing
+   transition is first made in place by make_cell (-3 only for what it leaves to Python), so a new
+   state costs one call rather than one per missing cell, each starting over. mutation (tests
+   only): 4 skips the continuation bytes. Runs with the GIL held: it is a few hundred table reads. */
 #define PLAIN_MAX_EXPLORED 4096
 #define PLAIN_SLOTS 16384 /* a power of two, over twice the most items kept */
 
@@ -732,10 +738,11 @@ static int plain_add(int64_t *slots, int64_t key) {
 }
 
 static PyObject *plain_successor(PyObject *self, PyObject *args) {
-    PyObject *o_table, *o_where;
+    PyObject *o_table, *o_where, *o_cell = Py_None;
     long state;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OlO|i", &o_table, &state, &o_where, &mutation)) return NULL;
+    if (!PyArg_ParseTuple(args, "OlO|iO", &o_table, &state, &o_where, &mutation, &o_cell)) return NULL;
+    if (valid_cell(o_cell, "plain_successor")) return NULL;
     held_buffer b_table, b_where;
     b_table.held = b_where.held = 0;
     PyObject *result = NULL;
@@ -752,7 +759,12 @@ static PyObject *plain_successor(PyObject *self, PyObject *args) {
         do {                                                                              \
             int64_t s_ = (S);                                                             \
             int32_t v_ = s_ < states ? table[s_ * 256 + (B)] - STORED : UNBUILT;         \
-            if (v_ == UNBUILT || v_ >= states) { missing_state = s_; missing_byte = (B); goto decided; } \
+            if (v_ == UNBUILT || v_ >= states) {                                          \
+                int f_ = fast_cell_in(o_cell, table, states, (long)s_, (B));              \
+                if (f_ < 0) goto done;                                                    \
+                if (f_) v_ = table[s_ * 256 + (B)] - STORED;                              \
+                if (!f_ || v_ >= states) { missing_state = s_; missing_byte = (B); goto decided; } \
+            }                                                                             \
             (OUT) = v_;                                                                   \
         } while (0)
         if (state < 0 || state >= states) {
@@ -828,7 +840,7 @@ done:
     return result;
 }
 
-/* plain_split(table, state, where, firsts[, mutation]) -> int
+/* plain_split(table, state, where, firsts[, mutation, cell]) -> int
 
    slices.plain_split over the dense table: for a state where plain characters go different ways,
    the place most plain ASCII bytes lead `state` to (T; ties: the least state), and in `firsts`
@@ -836,15 +848,28 @@ done:
    there: a plain ASCII byte that leads to T, a UTF-8 lead byte whose every well-formed character
    (read byte by byte, never dead on the way) ends in T. Returns T, -2 when no plain ASCII byte
    leads anywhere live, -3 when a transition is not in the table yet (where[0], where[1] as for
-   plain_successor). A lead byte whose characters take more than PLAIN_MAX_EXPLORED (state,
-   position) items to check is left out: that is never wrong, its tokens are then walked.
+   plain_successor; cell as plain_successor's). A lead byte whose characters take more than
+   PLAIN_MAX_EXPLORED (state, position) items to check is left out: that is never wrong, its
+   tokens are then walked.
    mutation (tests only): 5 admits a lead byte without checking its continuation bytes. */
 typedef struct {
     const int32_t *table;
+    PyObject *cell; /* (make_cell, core) or None: missing cells made in place (fast_cell_in) */
+    int failed;     /* make_cell raised: the Python error is set */
     int64_t states, target, missing_state, missing_byte, explored;
     int64_t *keys; /* PLAIN_SLOTS: explored item keys, or -1 */
     int8_t *known; /* per slot: 1 every character from the item ends in T, 0 not */
 } split_search;
+
+/* The transition of `lex` on `b` in the search's table, made in place where the search has a
+   cell maker and it can (UNBUILT where it cannot; q->failed where it raised). */
+static int32_t split_read(split_search *q, int64_t lex, int b) {
+    int32_t nxt = lex < q->states ? q->table[lex * 256 + b] - STORED : UNBUILT;
+    if (nxt != UNBUILT && nxt < q->states) return nxt;
+    int made = q->failed ? 0 : fast_cell_in(q->cell, q->table, q->states, (long)lex, b);
+    if (made < 0) q->failed = 1;
+    return made > 0 ? q->table[lex * 256 + b] - STORED : UNBUILT;
+}
 
 /* 1 when every well-formed rest of a character from lexer state `lex` (`count` continuation bytes
    still due, the next one in lo..hi) ends in the target with no dead state on the way, 0 when one
@@ -859,7 +884,7 @@ static int split_check(split_search *q, int64_t lex, int count, int lo, int hi) 
     if (++q->explored > PLAIN_MAX_EXPLORED) return -2;
     int answer = 1;
     for (int b = lo; b <= hi && answer == 1; b++) {
-        int32_t nxt = lex < q->states ? q->table[lex * 256 + b] - STORED : UNBUILT;
+        int32_t nxt = split_read(q, lex, b);
         if (nxt == UNBUILT || nxt >= q->states) {
             q->missing_state = lex;
             q->missing_byte = b;
@@ -876,10 +901,11 @@ static int split_check(split_search *q, int64_t lex, int count, int lo, int hi) 
 }
 
 static PyObject *plain_split(PyObject *self, PyObject *args) {
-    PyObject *o_table, *o_where, *o_firsts;
+    PyObject *o_table, *o_where, *o_firsts, *o_cell = Py_None;
     long state;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OlOO|i", &o_table, &state, &o_where, &o_firsts, &mutation)) return NULL;
+    if (!PyArg_ParseTuple(args, "OlOO|iO", &o_table, &state, &o_where, &o_firsts, &mutation, &o_cell)) return NULL;
+    if (valid_cell(o_cell, "plain_split")) return NULL;
     held_buffer b_table, b_where, b_firsts;
     b_table.held = b_where.held = b_firsts.held = 0;
     PyObject *result = NULL;
@@ -899,6 +925,8 @@ static PyObject *plain_split(PyObject *self, PyObject *args) {
         memset(firsts, 0, 256);
         q.table = (const int32_t *)b_table.view.buf;
         q.states = b_table.view.len / (256 * 4);
+        q.cell = o_cell;
+        q.failed = 0;
         q.missing_state = q.missing_byte = -1;
         q.explored = 0;
         long answer = -2;
@@ -910,7 +938,8 @@ static PyObject *plain_split(PyObject *self, PyObject *args) {
         int32_t next_of[256];
         for (int b = 0x20; b < 0x80; b++) {
             if (b == 0x22 || b == 0x5C) continue;
-            int32_t v = q.table[state * 256 + b] - STORED;
+            int32_t v = split_read(&q, state, b);
+            if (q.failed) goto done;
             if (v == UNBUILT || v >= q.states) { q.missing_state = state; q.missing_byte = b; goto decided; }
             next_of[b] = v;
         }
@@ -934,10 +963,12 @@ static PyObject *plain_split(PyObject *self, PyObject *args) {
         int exhausted = 0;
         for (int k = 0; k < 8 && !exhausted; k++) {
             for (int b = lead_lo[k]; b <= lead_hi[k]; b++) {
-                int32_t nxt = q.table[state * 256 + b] - STORED;
+                int32_t nxt = split_read(&q, state, b);
+                if (q.failed) goto done;
                 if (nxt == UNBUILT || nxt >= q.states) { q.missing_state = state; q.missing_byte = b; goto decided; }
                 if (nxt == DEAD) continue;
                 int ok = mutation == 5 ? 1 : split_check(&q, nxt, lead_count[k], cont_lo[k], cont_hi[k]);
+                if (q.failed) goto done;
                 if (ok == -1) goto decided;
                 if (ok == -2) { exhausted = 1; break; }  /* the rest of the lead bytes are walked */
                 firsts[b] = (uint8_t)ok;
@@ -973,10 +1004,10 @@ static PyMethodDef methods[] = {
     {"rehash_pairs", rehash_pairs, METH_VARARGS,
      "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},
     {"plain_successor", plain_successor, METH_VARARGS,
-     "plain_successor(table, state, where[, mutation])\n"
+     "plain_successor(table, state, where[, mutation, cell])\n"
      "Where every plain JSON string character leads a lexer state, if one place (masking/slices.py)."},
     {"plain_split", plain_split, METH_VARARGS,
-     "plain_split(table, state, where, firsts[, mutation])\n"
+     "plain_split(table, state, where, firsts[, mutation, cell])\n"
      "Where most plain characters lead a lexer state, and the first bytes whose characters all go there (masking/slices.py)."},
     {"set_token_bits", set_token_bits, METH_VARARGS,
      "set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])\n"

@@ -37,7 +37,7 @@ import numpy as np
 from ..engine.lexer import DEAD, Lexer
 from ..vocab import TokenTrie, Vocabulary
 from .bitmask import pack_mask
-from .walk import COMPILED, _walk
+from .walk import COMPILED, _cell_maker, _walk
 
 #: Most (lexer state, UTF-8 position) pairs explored before giving up (the slice then does not
 #: apply and the whole trie is walked: slower, never wrong).
@@ -188,7 +188,7 @@ def plain_successor(lexer: Lexer, state: int) -> int | None:
         where = np.zeros(2, dtype=np.int64)
         while True:
             table, _accepts = lexer.dense()
-            found = _walk.plain_successor(table, state, where, _MUTATION)
+            found = _walk.plain_successor(table, state, where, _MUTATION, _cell_maker(lexer))
             if found != _MISSING:
                 return None if found == _UNDECIDED else found
             lexer.dense_cell(int(where[0]), int(where[1]))
@@ -259,7 +259,7 @@ def plain_split(lexer: Lexer, state: int) -> tuple[int, bytes] | None:
         firsts = np.zeros(256, dtype=np.uint8)
         while True:
             table, _accepts = lexer.dense()
-            found = _walk.plain_split(table, state, where, firsts, _MUTATION)
+            found = _walk.plain_split(table, state, where, firsts, _MUTATION, _cell_maker(lexer))
             if found != _MISSING:
                 return None if found == _UNDECIDED else (found, firsts.tobytes())
             lexer.dense_cell(int(where[0]), int(where[1]))

@@ -185,3 +185,29 @@ def test_the_skipping_walk_kernel_equals_the_python_walk(gpt2: gd.Vocabulary) ->
         assert reached.tolist() == sorted(slow_reached)
         whole = walk.python_lexeme_walk(lexer, trie, lex)[0]
         assert set(slow_nodes) < set(whole)
+
+
+@pytest.mark.parametrize("kernel", ["plain_successor", "plain_split"])
+def test_the_plain_kernels_make_missing_cells_in_place(kernel: str) -> None:
+    """Given the lexer's C maker, a kernel on a state none of whose transitions are made yet
+    answers in one call (no hand-back per missing cell), as the Python reference does; without
+    it, the first call hands a missing transition back."""
+    answers = []
+    for with_maker in (False, True):
+        shared_exprs().retire()
+        grammar = gd.compile_json_schema({"type": "string", "maxLength": 40})
+        recognizer = grammar.recognizer
+        lexer = recognizer.lexer
+        state = recognizer.feed(recognizer.initial, b'"ab')[0]
+        table, _accepts = lexer.dense()
+        where = np.zeros(2, dtype=np.int64)
+        extra = (np.zeros(256, dtype=np.uint8),) if kernel == "plain_split" else ()
+        found = getattr(walk._walk, kernel)(table, state, where, *extra, 0, lexer.cell_maker() if with_maker else None)
+        if with_maker:
+            reference = getattr(slices, f"python_{kernel}")(lexer, state)
+            assert found != slices._MISSING
+            assert (None if found == slices._UNDECIDED else found) == (
+                reference if kernel == "plain_successor" or reference is None else reference[0])
+        else:
+            assert found == slices._MISSING
+        answers.append(found)

@@ -11,7 +11,8 @@
            limit: the state id from which Python makes new states (it retires the set, grows the
            tables); no_tags: the empty tuple the tags list holds for a state without guards.
 
-   A state with guarded pairs (a non-empty tags entry) is left to Python (None): its transitions
+   A state past the core's table (a core taken before the table grew, as a walk holds one) is left
+   to Python (None), as is a state with guarded pairs (a non-empty tags entry): its transitions
    are made one byte at a time (LexemeDFA._guarded_step). Otherwise the state's pairs are derived
    by `byte` (step_live); where a derivative may still be empty
    (it holds & or ¬ and is not nullable) the answer is None and the caller makes the cell the
@@ -129,8 +130,13 @@ PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     PyObject *result = NULL;
-    if (table.itemsize != 4 || accepts.itemsize != 1 || (state + 1) * 256 > table.len / 4) {
-        PyErr_SetString(PyExc_ValueError, "make_cell: the table is not int32 with a row for the state");
+    if (table.itemsize != 4 || accepts.itemsize != 1) {
+        PyErr_SetString(PyExc_ValueError, "make_cell: the table is not int32, or accepts not uint8");
+        goto done;
+    }
+    if ((state + 1) * 256 > table.len / 4) {  /* a core older than the table (it grew since): Python's */
+        Py_INCREF(Py_None);
+        result = Py_None;
         goto done;
     }
     int32_t *row = (int32_t *)table.buf + state * 256;

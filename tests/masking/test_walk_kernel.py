@@ -13,6 +13,7 @@ import pytest
 
 import grammar_decode as gd
 from grammar_decode.kernels import selected
+from grammar_decode.engine import dfa as dfa_module
 from grammar_decode.engine.dfa import DEAD, STORED
 from grammar_decode.ir.regex import shared_exprs
 from grammar_decode.masking import walk
@@ -103,6 +104,20 @@ def test_cells_made_by_the_c_maker_give_the_walks_of_the_python_callbacks(
             state = recognizer.step(state, byte)
         walks.append(out)
     assert walks[0] == walks[1]
+
+
+def test_walks_go_on_when_the_table_grows_under_them(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table of 64 states grows (by Python, past ``make_cell``'s limit) in the middle of walks
+    that hold the C maker's core from before: the maker leaves what its older table has no row
+    for to Python, and the walks equal the Python walk."""
+    monkeypatch.setattr(dfa_module, "MAX_STATES", 64)
+    shared_exprs().retire()
+    grown = 0
+    for schema, document in DOCUMENTS[3:]:
+        grammar = gd.compile_json_schema(schema)
+        assert _compare(grammar, gpt2, json.dumps(document).encode()) > 0
+        grown += len(grammar.recognizer.lexer.dfa) > 64
+    assert grown
 
 
 def test_the_c_maker_leaves_guarded_states_to_python() -> None:

@@ -110,7 +110,7 @@ class Lexer:
         """``LexemeDFA.dense``: the transitions as one int32 table and the accepting bytes."""
         return self.dfa.dense()
 
-    def cell_maker(self):  # type: ignore[no-untyped-def]
+    def cell_maker(self) -> tuple[object, tuple[object, ...]] | None:
         """``LexemeDFA.cell_maker``."""
         return self.dfa.cell_maker()
 

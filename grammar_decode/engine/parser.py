@@ -142,11 +142,10 @@ class Parser:
         self._lexeme_firsts = tables.lexeme_firsts
         self._other_firsts = tables.other_firsts
         self.ignored = frozenset(grammar.ignored)
-        self.lexeme_count = len(grammar.lexeme_exprs)
         self._conts: dict[tuple, weakref.ReferenceType[Cont]] = {}
         self._states: dict[tuple, weakref.ReferenceType[ParseState]] = {}
         self._lock = threading.Lock()
-        self.limit = None if tables.nesting is None else _DepthLimit(self, grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
+        self.limit = None if tables.nesting is None else _DepthLimit(grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
         threads: Contributions = {}
         for position in tables.firsts[tables.start]:
             self._expand(position, frozenset((ROOT,)), threads)
@@ -293,9 +292,8 @@ class _DepthLimit:
     thread at depth ``d`` has a completion within the limit exactly when ``d`` plus the peak of
     its rest and of its cheapest return path is at most the limit. O(threads) per state."""
 
-    def __init__(self, parser: Parser, max_depth: int, tables: NestingTables) -> None:
+    def __init__(self, max_depth: int, tables: NestingTables) -> None:
         self.max_depth = max_depth
-        self.parser = parser
         #: per set of return points: the largest ``cont_need`` in it (``kept``)
         self._most_need: dict[frozenset[Cont], int] = {}
         self.net = tables.net

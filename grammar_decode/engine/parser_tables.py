@@ -92,12 +92,10 @@ def structure_key(grammar: Grammar, empty: frozenset[int]) -> tuple[object, ...]
 def parser_tables(grammar: Grammar, max_size: int | None = None) -> tuple[ParserTables, list[str]]:
     """The tables of ``grammar`` and its rewritten rule names: from the cache where a grammar of
     the same structure was seen, else built (``build_tables``) and kept. ``max_size`` as
-    ``transform.rewrite``'s (``GrammarTooLarge``); ``GrammarError`` where a depth limit meets a
-    rule whose depth change is not fixed."""
+    ``transform.rewrite``'s (``GrammarTooLarge``; its ``GrammarError`` for a grammar without a
+    start); ``GrammarError`` where a depth limit meets a rule whose depth change is not fixed."""
     if max_size is None:
         max_size = active().grammar_size
-    if grammar.start is None:
-        raise GrammarError("the grammar has no start symbol")
     empty = empty_lexemes(grammar)
     key = structure_key(grammar, empty)
     found = _CACHE.get(key)
@@ -268,6 +266,7 @@ class _Nesting:
                 return inf
             out = max(own, self.net[symbol] + out)
         return out
+
 
 def _dependency_order(symbols: list[int], firsts: list[tuple[int, ...]]) -> list[int]:
     """Every rule once, each after the rules its alternatives use except where a cycle makes

@@ -192,7 +192,6 @@ def test_the_plain_kernels_make_missing_cells_in_place(kernel: str) -> None:
     """Given the lexer's C maker, a kernel on a state none of whose transitions are made yet
     answers in one call (no hand-back per missing cell), as the Python reference does; without
     it, the first call hands a missing transition back."""
-    answers = []
     for with_maker in (False, True):
         shared_exprs().retire()
         grammar = gd.compile_json_schema({"type": "string", "maxLength": 40})
@@ -210,4 +209,3 @@ def test_the_plain_kernels_make_missing_cells_in_place(kernel: str) -> None:
                 reference if kernel == "plain_successor" or reference is None else reference[0])
         else:
             assert found == slices._MISSING
-        answers.append(found)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from ..lru import HITS, VALUE, ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import plain_run, plain_split, plain_successor, string_slice
-from .walk import Boundaries, add_token_bits, boundary_walk, lexeme_bits
+from .walk import Boundaries, ReachedPairs, add_token_bits, boundary_walk, lexeme_bits
 
 _UNKNOWN = object()
 #: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
@@ -61,7 +62,7 @@ class LexemePart:
 class BoundaryPart:
     __slots__ = ("nodes", "trie", "reached")
 
-    def __init__(self, nodes: np.ndarray, trie: TokenTrie, reached: frozenset[tuple[int, ParseState]]) -> None:
+    def __init__(self, nodes: np.ndarray, trie: TokenTrie, reached: "AbstractSet[tuple[int, ParseState]]") -> None:
         #: the allowed trie nodes (int32), whose tokens a mask sets in one pass in C
         #: (``walk.add_token_bits``): no ids gathered, no ``np.bitwise_or.at``
         self.nodes = nodes
@@ -206,8 +207,11 @@ class Masker:
         found = self._boundary_parts.get(key)
         if found is None:
             nodes, reached = boundary_walk(self.recognizer, part.trie, part.boundaries, parse)
-            found = BoundaryPart(np.asarray(nodes, dtype=np.int32), part.trie, frozenset(reached))
-            self._boundary_parts.put(key, found, found.nodes.nbytes + 64 * (len(reached) + 1))
+            # the compiled walk's pairs stay in its table until read (``walk.ReachedPairs``)
+            found = BoundaryPart(np.asarray(nodes, dtype=np.int32), part.trie,
+                                 reached if isinstance(reached, ReachedPairs) else frozenset(reached))
+            held = found.nodes.nbytes + 64 * (len(reached) + 1) + getattr(reached, "nbytes", 0)
+            self._boundary_parts.put(key, found, held)
         return found
 
     def mask(self, state: State) -> np.ndarray:

@@ -29,6 +29,7 @@ warning says so and the Python walks run.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Set
 
 import numpy as np
 
@@ -97,6 +98,8 @@ class _Scratch(threading.local):
     seen = np.zeros(0, dtype=np.uint8)
     bounds = np.zeros(0, dtype=np.int32)
     reached = np.zeros(0, dtype=np.int32)
+    #: the boundary walk's allowed nodes (the boundaries' subtrees are disjoint: one room per trie node)
+    nodes = np.zeros(0, dtype=np.int32)
 
 
 _SCRATCH = _Scratch()
@@ -219,7 +222,7 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | Non
 
 
 def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
-                  ) -> tuple["list[int] | np.ndarray", set[tuple[int, ParseState]]]:
+                  ) -> tuple["list[int] | np.ndarray", "set[tuple[int, ParseState]] | ReachedPairs"]:
     """Allowed nodes inside the subtrees of ``boundaries`` when the lexemes before them were read
     from ``parse`` (in trie order), and the (lexer, parse) states those nodes lead to: compiled
     where it can run, else ``python_boundary_walk``; both give the same."""
@@ -239,19 +242,62 @@ def _doubled(table: np.ndarray, width: int) -> np.ndarray:
     return grown
 
 
+class ReachedPairs(Set):
+    """The (lexer state, parse) pairs a compiled boundary walk reached, as a set: kept as the
+    kernel left them (its hash table of pairs of numbers, and the parses numbered) and made into
+    Python tuples only when first read. Masks never read them (the closing budget does), so a
+    boundary part costs no tuple per pair. Holds its parse states alive, as a set of them would."""
+
+    __slots__ = ("_table", "_parses", "_count", "_pairs")
+
+    def __init__(self, table: np.ndarray, parses: list[ParseState], count: int) -> None:
+        self._table = table  # (slots, 2) int32, _EMPTY where free
+        self._parses = parses
+        self._count = count
+        self._pairs: frozenset[tuple[int, ParseState]] | None = None
+
+    def _materialized(self) -> frozenset[tuple[int, ParseState]]:
+        pairs = self._pairs
+        if pairs is None:
+            table = self._table
+            parses = self._parses
+            found = table[table[:, 0] != _EMPTY].tolist()
+            pairs = self._pairs = frozenset((lex, parses[number]) for lex, number in found)
+        return pairs
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the kernel's table (the parses are the cache's to count)."""
+        return self._table.nbytes
+
+    def __iter__(self) -> Iterator[tuple[int, ParseState]]:
+        return iter(self._materialized())
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._materialized()
+
+    def __hash__(self) -> int:
+        return hash(self._materialized())
+
+
 def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
-                           ) -> tuple[np.ndarray, set[tuple[int, ParseState]]]:
+                           ) -> tuple[np.ndarray, ReachedPairs]:
     """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
     each restart asked of the recognizer once per walk, as the Python walk does, and each missing
     cell made (``Lexer.dense_cell``), by calls from the kernel where it stands (it returns only
-    when a table of its needs more room)."""
+    when a table of its needs more room). The nodes are a new array; the pairs reached a
+    ``ReachedPairs``."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.arrays()
     pairs = np.asarray(boundaries, dtype=np.int32).reshape(-1, 2)
     tops, befores = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
-    # the boundaries' subtrees are disjoint (the lexeme walk skips below each): room for them all
-    room = int((end_at[tops].astype(np.int64) - tops).sum())
-    nodes = np.empty(room, dtype=np.int32)
+    # the boundaries' subtrees are disjoint: a node each at most, so room for the whole trie does
+    if len(_SCRATCH.nodes) < len(byte_at):
+        _SCRATCH.nodes = np.empty(len(byte_at), dtype=np.int32)
+    nodes = _SCRATCH.nodes
     # open-addressing tables, grown by doubling when half full (few restarts and states recur)
     memo = np.full(4 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
     reached = np.full(2 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
@@ -295,9 +341,7 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
         else:  # a cell handed back: only where make refuses one, which it never does
             raise RuntimeError(f"the boundary walk kernel stopped with status {status}")
         table, accepts = lexer.dense()
-    found = reached.reshape(-1, 2)
-    found = found[found[:, 0] != _EMPTY].tolist()
-    return nodes[:int(ctl[0])], {(lex, parses[number]) for lex, number in found}
+    return nodes[:int(ctl[0])].copy(), ReachedPairs(reached.reshape(-1, 2), parses, int(ctl[1]))
 
 
 def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries,

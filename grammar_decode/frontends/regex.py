@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from array import array
 from typing import Any, Callable, Literal
 
 from ..errors import GrammarAdmitsNothing, GrammarError, UnsupportedRegexError
@@ -49,29 +50,40 @@ _class_lock = threading.Lock()
 _every_char: list[str] = []
 
 
+def _all_characters() -> str:
+    """Every code point but the surrogates, in order, as one string: character ``i`` is code point
+    ``i`` below U+D800 and ``i + 0x800`` from there (``_code_point``). Decoded from UTF-32 in one
+    call (a ``chr`` per code point costs ~0.15 s)."""
+    points = array("I", range(0xD800))
+    points.extend(range(0xE000, utf8.MAX_CODE_POINT + 1))
+    if sys.byteorder != "little":  # pragma: no cover - big-endian machines
+        points.byteswap()
+    return points.tobytes().decode("utf-32-le")
+
+
+def _code_point(index: int) -> int:
+    """The code point at ``index`` of ``_all_characters()``."""
+    return index if index < 0xD800 else index + 0x800
+
+
 def class_ranges(pattern: str, flags: int) -> utf8.Ranges:
     """Code point ranges of the one-character class ``pattern`` exactly as ``re`` matches it
-    under ``flags``: read off ``re`` itself by running it over every code point (~0.05 s per
-    distinct class, cached)."""
+    under ``flags``: read off ``re`` itself by running it over every code point (~0.02 s per
+    distinct class, cached), each run of matches a range by its ends (split at the surrogates,
+    which the text leaves out)."""
     key = (pattern, flags)
     with _class_lock:
         found = _class_cache.get(key)
         if found is None:
             if not _every_char:
-                _every_char.append("".join(chr(c) for c in range(utf8.MAX_CODE_POINT + 1)
-                                           if not 0xD800 <= c <= 0xDFFF))
+                _every_char.append(_all_characters())
             ranges: utf8.Ranges = []
             for match in re.finditer(f"(?:{pattern})+", _every_char[0], flags):
-                text = match.group()
-                start = ord(text[0])
-                previous = start
-                for char in text[1:]:  # a run of matches may skip the surrogates: split it there
-                    code = ord(char)
-                    if code != previous + 1:
-                        ranges.append((start, previous))
-                        start = code
-                    previous = code
-                ranges.append((start, previous))
+                first, last = _code_point(match.start()), _code_point(match.end() - 1)
+                if first < 0xD800 <= last:  # the run steps over the surrogates
+                    ranges.extend(((first, 0xD7FF), (0xE000, last)))
+                else:
+                    ranges.append((first, last))
             found = _class_cache[key] = utf8.normalize(ranges)
         return found
 

@@ -287,17 +287,27 @@ def _left_recursive_components(rules: list[list[Alternative]]) -> list[list[int]
 
 def _cyclic_components(edges: list[list[int]]) -> list[list[int]]:
     """Strongly connected components of the graph ``edges`` (node -> its successors) that contain
-    a cycle, each in index order. Tarjan's algorithm, iterative."""
-    index_of: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
+    a cycle, each in index order. Tarjan's algorithm, iterative, over the nodes that have both
+    successors and predecessors (no other node lies on a cycle: the unit and left-corner graphs
+    the rewrite asks about have few such nodes among thousands of rules)."""
+    entered = [False] * len(edges)
+    for targets in edges:
+        for target in targets:
+            entered[target] = True
+    # the graph without the nodes no cycle passes through (repeated: a node left without
+    # successors by that is on no cycle either, but one pass removes most)
+    inner = [[t for t in targets if edges[t] and entered[t]] if targets and entered[node] else []
+             for node, targets in enumerate(edges)]
+    index_of = [-1] * len(edges)
+    low = [0] * len(edges)
+    on_stack = [False] * len(edges)
     stack: list[int] = []
     components: list[list[int]] = []
     counter = 0
-    for root in range(len(edges)):
+    for root, root_targets in enumerate(inner):
         if not root & 1023:
             check_deadline()
-        if root in index_of:
+        if not root_targets or index_of[root] >= 0:
             continue
         work = [(root, 0)]
         while work:
@@ -306,24 +316,25 @@ def _cyclic_components(edges: list[list[int]]) -> list[list[int]]:
                 index_of[node] = low[node] = counter
                 counter += 1
                 stack.append(node)
-                on_stack.add(node)
-            if edge < len(edges[node]):
+                on_stack[node] = True
+            targets = inner[node]
+            if edge < len(targets):
                 work.append((node, edge + 1))
-                target = edges[node][edge]
-                if target not in index_of:
+                target = targets[edge]
+                if index_of[target] < 0:
                     work.append((target, 0))
-                elif target in on_stack:
+                elif on_stack[target]:
                     low[node] = min(low[node], index_of[target])
                 continue
             if low[node] == index_of[node]:
                 component = []
                 while True:
                     member = stack.pop()
-                    on_stack.discard(member)
+                    on_stack[member] = False
                     component.append(member)
                     if member == node:
                         break
-                if len(component) > 1 or node in edges[node]:
+                if len(component) > 1 or node in targets:
                     components.append(sorted(component))
             if work:
                 parent = work[-1][0]

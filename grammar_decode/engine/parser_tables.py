@@ -221,40 +221,52 @@ class _Nesting:
         # each in dependency order (a rule after those it uses, cycles aside), then a worklist
         # re-evaluates only the alternatives that read a rule before its peak went down (those
         # a cycle reaches): O(grammar) where the grammar has no recursion, instead of one
-        # re-evaluation of every user each time a rule's value falls.
+        # re-evaluation of every user each time a rule's value falls. Each alternative is read
+        # right to left from its own tuple: max(peak, net + the rest's peak).
         inf = 1 << 40
         rule_peak = [inf] * len(firsts)
         evaluated = [False] * len(alternatives)
         work: list[int] = []
+        net = self.net
+        end_positions = np.flatnonzero(ends)
+        bodies = [symbols[first:end][::-1] for (_rule, first), end in zip(alternatives, end_positions.tolist())]
 
-        def lowered(rule: int, value: int) -> None:
-            rule_peak[rule] = value
-            work.extend(index for index in users[users_at[rule]:users_at[rule + 1]] if evaluated[index])
+        def rest_peak(index: int) -> int:
+            out = 0
+            for symbol in bodies[index]:
+                own = peak[symbol] if symbol >= 0 else rule_peak[~symbol]
+                if own >= inf:
+                    return inf
+                rest = net[symbol] + out
+                out = own if own > rest else rest
+            return out
 
-        alternative_at = 0
         first_alternative = [0] * (len(firsts) + 1)
         for rule, starts_of_rule in enumerate(firsts):
-            first_alternative[rule] = alternative_at
-            alternative_at += len(starts_of_rule)
-        first_alternative[len(firsts)] = alternative_at
-        for rule in _dependency_order(symbols, firsts):
+            first_alternative[rule + 1] = first_alternative[rule] + len(starts_of_rule)
+        for rule in _dependency_order(bodies, first_alternative):
             steps += 1
             if not steps & 1023:
                 check_deadline()
             best = inf
             for index in range(first_alternative[rule], first_alternative[rule + 1]):
                 evaluated[index] = True
-                best = min(best, self._rest_peak(alternatives[index][1], peak, rule_peak, inf))
+                value = rest_peak(index)
+                if value < best:
+                    best = value
             if best < rule_peak[rule]:
-                lowered(rule, best)
+                rule_peak[rule] = best
+                work.extend(index for index in users[users_at[rule]:users_at[rule + 1]] if evaluated[index])
         while work:
             steps += 1
             if not steps & 1023:
                 check_deadline()
-            rule, first = alternatives[work.pop()]
-            value = self._rest_peak(first, peak, rule_peak, inf)
+            index = work.pop()
+            rule = alternatives[index][0]
+            value = rest_peak(index)
             if value < rule_peak[rule]:
-                lowered(rule, value)
+                rule_peak[rule] = value
+                work.extend(index for index in users[users_at[rule]:users_at[rule + 1]] if evaluated[index])
         for rule, value in enumerate(rule_peak):
             peak[~rule] = value
         check_deadline()
@@ -264,7 +276,6 @@ class _Nesting:
         symbol_peak = np.zeros(len(flat), dtype=np.int64)
         symbol_peak[lexeme_at] = lexeme_peak[flat[lexeme_at]]
         symbol_peak[rule_positions] = np.array(rule_peak, dtype=np.int64)[used]
-        end_positions = np.flatnonzero(ends)
         distance = end_positions[owner] - np.arange(len(flat)) if len(end_positions) else np.zeros(0, dtype=np.int64)
         net_rest = np.zeros(len(flat), dtype=np.int64)
         peak_rest = np.zeros(len(flat), dtype=np.int64)
@@ -287,52 +298,33 @@ class _Nesting:
             position += 1
         return total
 
-    def _rest_peak(self, first: int, peak: dict[int, int], rule_peak: list[int], inf: int) -> int:
-        symbols = self.symbols
-        position = first
-        while symbols[position] != END:
-            position += 1
-        out = 0
-        for position in range(position - 1, first - 1, -1):  # right to left: max(peak, net + rest)
-            symbol = symbols[position]
-            own = peak[symbol] if symbol >= 0 else rule_peak[~symbol]
-            if own >= inf:
-                return inf
-            out = max(own, self.net[symbol] + out)
-        return out
 
-
-def _dependency_order(symbols: list[int], firsts: list[tuple[int, ...]]) -> list[int]:
+def _dependency_order(bodies: list[tuple[int, ...]], first_alternative: list[int]) -> list[int]:
     """Every rule once, each after the rules its alternatives use except where a cycle makes
-    that impossible (a depth-first post-order, iterative: grammars nest deeply)."""
+    that impossible (a depth-first post-order, iterative: grammars nest deeply). ``bodies``: each
+    alternative's symbols, last first; rule ``r``'s are ``first_alternative[r]`` up to ``[r + 1]``."""
+    rules = len(first_alternative) - 1
+
+    def used(rule: int) -> list[int]:
+        return [~symbol for index in range(first_alternative[rule], first_alternative[rule + 1])
+                for symbol in reversed(bodies[index]) if symbol < 0]
+
     order: list[int] = []
-    state = [0] * len(firsts)  # 0 unseen, 1 on the stack, 2 done
-    for root in range(len(firsts)):
+    state = [0] * rules  # 0 unseen, 1 on the stack, 2 done
+    for root in range(rules):
         if state[root]:
             continue
         state[root] = 1
-        stack = [(root, _used_rules(symbols, firsts[root]))]
+        stack = [(root, used(root))]
         while stack:
             rule, pending = stack[-1]
             if pending:
                 other = pending.pop()
                 if not state[other]:
                     state[other] = 1
-                    stack.append((other, _used_rules(symbols, firsts[other])))
+                    stack.append((other, used(other)))
                 continue
             stack.pop()
             state[rule] = 2
             order.append(rule)
     return order
-
-
-def _used_rules(symbols: list[int], starts: tuple[int, ...]) -> list[int]:
-    used = []
-    for position in starts:
-        while symbols[position] != END:
-            if symbols[position] < 0:
-                used.append(~symbols[position])
-            position += 1
-    return used
-
-

@@ -138,7 +138,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int]
         raise GrammarAdmitsNothing("the grammar admits no text")  # pragma: no cover - caught by step 1
 
     # 4. unit cycles: rules that derive one another through unit alternatives alone are one rule
-    unit_edges = [sorted({~alt[0] for alt in alts if len(alt) == 1 and alt[0] < 0}) for alts in rules]
+    unit_edges = _first_symbol_edges(rules, unit_only=True)
     check_deadline()
     for component in _cyclic_components(unit_edges):
         members = {~m for m in component}
@@ -250,9 +250,11 @@ def _merge_equal_rules(rules: list[list[Alternative]], start: int) -> tuple[list
                     stack.append((child, iter([~s for alt in rules[child] for s in alt if s < 0])))
                 continue
             stack.pop()
-            body = tuple(tuple(s if s >= 0 else ~canonical[~s] for s in alt) for alt in rules[rule])
-            rules[rule] = list(body)
-            canonical[rule] = by_body.setdefault(body, rule)
+            alternatives = rules[rule]
+            if any(canonical[~s] != ~s for alt in alternatives for s in alt if s < 0):
+                alternatives = [tuple(s if s >= 0 else ~canonical[~s] for s in alt) for alt in alternatives]
+                rules[rule] = alternatives
+            canonical[rule] = by_body.setdefault(tuple(alternatives), rule)
         check_deadline()
     if all(c == r for r, c in enumerate(canonical)):
         return rules, start
@@ -282,7 +284,26 @@ def _reachable_only(rules: list[list[Alternative]], start: int) -> list[list[Alt
 def _left_recursive_components(rules: list[list[Alternative]]) -> list[list[int]]:
     """Strongly connected components of the left-corner graph (A → B when an alternative of A
     starts with B) that contain a cycle, each in index order."""
-    return _cyclic_components([sorted({~alt[0] for alt in alts if alt and alt[0] < 0}) for alts in rules])
+    return _cyclic_components(_first_symbol_edges(rules, unit_only=False))
+
+
+def _first_symbol_edges(rules: list[list[Alternative]], unit_only: bool) -> list[list[int]]:
+    """Per rule, the rules its alternatives begin with (``unit_only``: its alternatives that are
+    one rule alone), sorted; a shared empty list where there are none (most rules: one list per
+    rule made and sorted costs more than the rest of the step)."""
+    none: list[int] = []
+    edges = [none] * len(rules)
+    for index, alts in enumerate(rules):
+        found = None
+        for alt in alts:
+            if alt and alt[0] < 0 and (len(alt) == 1 or not unit_only):
+                if found is None:
+                    found = {~alt[0]}
+                else:
+                    found.add(~alt[0])
+        if found is not None:
+            edges[index] = sorted(found)
+    return edges
 
 
 def _cyclic_components(edges: list[list[int]]) -> list[list[int]]:

@@ -227,6 +227,11 @@ class _Nesting:
         rule_peak = [inf] * len(firsts)
         evaluated = [False] * len(alternatives)
         work: list[int] = []
+
+        def lowered(rule: int, value: int) -> None:
+            rule_peak[rule] = value
+            work.extend(index for index in users[users_at[rule]:users_at[rule + 1]] if evaluated[index])
+
         net = self.net
         end_positions = np.flatnonzero(ends)
         bodies = [symbols[first:end][::-1] for (_rule, first), end in zip(alternatives, end_positions.tolist())]
@@ -255,8 +260,7 @@ class _Nesting:
                 if value < best:
                     best = value
             if best < rule_peak[rule]:
-                rule_peak[rule] = best
-                work.extend(index for index in users[users_at[rule]:users_at[rule + 1]] if evaluated[index])
+                lowered(rule, best)
         while work:
             steps += 1
             if not steps & 1023:
@@ -265,8 +269,7 @@ class _Nesting:
             rule = alternatives[index][0]
             value = rest_peak(index)
             if value < rule_peak[rule]:
-                rule_peak[rule] = value
-                work.extend(index for index in users[users_at[rule]:users_at[rule + 1]] if evaluated[index])
+                lowered(rule, value)
         for rule, value in enumerate(rule_peak):
             peak[~rule] = value
         check_deadline()

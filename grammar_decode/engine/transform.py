@@ -102,6 +102,8 @@ def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int]
         return len(rules) - 1
 
     check_deadline()
+    # which rules derive the empty text: splitting keeps each rule's language, and a new link
+    # derives it exactly when every symbol it holds does (a lexeme never does)
     nullable = _nullable(rules)
     index = 0
     while index < len(rules):
@@ -112,6 +114,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int]
             if len(alt) > 2 and _optional_count(alt, nullable) > _MOST_OPTIONAL:
                 tail = new_rule(index, "·")
                 rules[tail] = [alt[1:]]
+                nullable.append(all(s < 0 and nullable[~s] for s in alt[1:]))
                 alt = (alt[0], ~tail)
             out.append(alt)
         rules[index] = out
@@ -119,7 +122,6 @@ def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int]
     peak = _check(rules, max_size)
 
     # 3. empty alternatives
-    nullable = _nullable(rules)
     start_nullable = nullable[start_rule]
     for index, alts in enumerate(rules):
         if not index & 1023:
@@ -186,9 +188,8 @@ _MOST_OPTIONAL = 1
 
 
 def _optional_count(alternative: Alternative, nullable: list[bool]) -> int:
-    """How many of ``alternative``'s symbols are nullable rules (a rule made after ``nullable``
-    was computed counts as one)."""
-    return sum(1 for s in alternative if s < 0 and (~s >= len(nullable) or nullable[~s]))
+    """How many of ``alternative``'s symbols are nullable rules."""
+    return sum(1 for s in alternative if s < 0 and nullable[~s])
 
 
 def _check(rules: list[list[Alternative]], max_size: int) -> int:

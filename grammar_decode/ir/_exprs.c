@@ -123,20 +123,70 @@ static int node_equals(Store *s, int32_t id, int kind, int64_t a, int64_t b, int
     }
 }
 
-static int index_grow(Store *s) {
-    int64_t cap = s->index_cap ? 2 * s->index_cap : 1024;
-    int32_t *table = malloc((size_t)cap * sizeof(int32_t));
-    if (!table) { PyErr_NoMemory(); return -1; }
-    memset(table, 0xff, (size_t)cap * sizeof(int32_t));
-    for (int32_t id = 0; id < s->n; id++) {
-        uint64_t slot = s->nodes[id].hash & (uint64_t)(cap - 1);
-        while (table[slot] >= 0) slot = (slot + 1) & (uint64_t)(cap - 1);
-        table[slot] = id;
+/* ---- Tables that grow without a pause -------------------------------------------------------
+
+   The node index and the derivative memo are open-addressing tables kept at most half full. A
+   table that doubled by rehashing every entry at once stalled the call that crossed the threshold
+   for as long as the table was large: 146 ms for one mask, late in a long run, where the memo held
+   millions of derivatives. So a growth only allocates the new table (calloc: zero is the empty
+   slot, and the OS hands out zero pages as they are first written, so no memset either) and keeps
+   the old one; every insertion then moves MIGRATE_STEP of the old table's slots over, and a lookup
+   that misses in the new table probes the old one. The new table holds twice the old capacity and
+   crosses its own threshold only after (old capacity / 2) more insertions, by when all
+   (old capacity / MIGRATE_STEP) of the moving insertions are long done; a growth that found a move
+   still under way would finish it first. Entries are never removed, so no tombstones. */
+
+#define MIGRATE_STEP 8
+
+static void index_place(int32_t *table, int64_t cap, const Node *nodes, int32_t id) {
+    uint64_t slot = nodes[id].hash & (uint64_t)(cap - 1);
+    while (table[slot]) slot = (slot + 1) & (uint64_t)(cap - 1);
+    table[slot] = id + 1;
+}
+
+/* Moves up to `slots` slots of the old index into the new one (all of them: INT64_MAX). */
+static void index_migrate(Store *s, int64_t slots) {
+    while (s->old_index && slots-- > 0) {
+        int32_t entry = s->old_index[s->old_index_pos++];
+        if (entry) index_place(s->index, s->index_cap, s->nodes, entry - 1);
+        if (s->old_index_pos == s->old_index_cap) {
+            free(s->old_index);
+            s->old_index = NULL;
+            s->old_index_cap = s->old_index_pos = 0;
+        }
     }
-    free(s->index);
+}
+
+static int index_grow(Store *s) {
+    index_migrate(s, INT64_MAX);
+    int64_t cap = s->index_cap ? 2 * s->index_cap : 1024;
+    int32_t *table = calloc((size_t)cap, sizeof(int32_t));
+    if (!table) { PyErr_NoMemory(); return -1; }
+    if (s->index) {
+        s->old_index = s->index;
+        s->old_index_cap = s->index_cap;
+        s->old_index_pos = 0;
+    }
     s->index = table;
     s->index_cap = cap;
     return 0;
+}
+
+/* The node with hash `h` equal to (kind, args) in `table`, or -1; `*empty` (when not NULL): the
+   empty slot where the probe ended. */
+static int32_t index_probe(Store *s, const int32_t *table, int64_t cap, uint64_t h, int kind, int64_t a, int64_t b,
+                           int64_t c, const int32_t *items, Py_ssize_t count, const uint64_t mask[4], PyObject *lit,
+                           uint64_t *empty) {
+    uint64_t slot = h & (uint64_t)(cap - 1);
+    for (;;) {
+        int32_t entry = table[slot];
+        if (!entry) break;
+        int32_t id = entry - 1;
+        if (s->nodes[id].hash == h && node_equals(s, id, kind, a, b, c, items, count, mask, lit)) return id;
+        slot = (slot + 1) & (uint64_t)(cap - 1);
+    }
+    if (empty) *empty = slot;
+    return -1;
 }
 
 static void bits_or(uint64_t out[4], const uint64_t in[4]) { for (int i = 0; i < 4; i++) out[i] |= in[i]; }
@@ -149,13 +199,11 @@ static int32_t intern(Store *s, int kind, int nullable, int64_t a, int64_t b, in
     uint64_t h = node_hash(s, kind, a, b, c, items, count, mask, lit, &error);
     if (error) return -1;
     if (2 * (int64_t)(s->n + 1) > s->index_cap && index_grow(s) < 0) return -1;
-    uint64_t slot = h & (uint64_t)(s->index_cap - 1);
-    for (;;) {
-        int32_t id = s->index[slot];
-        if (id < 0) break;
-        if (s->nodes[id].hash == h && node_equals(s, id, kind, a, b, c, items, count, mask, lit)) return id;
-        slot = (slot + 1) & (uint64_t)(s->index_cap - 1);
-    }
+    uint64_t slot = 0;
+    int32_t found = index_probe(s, s->index, s->index_cap, h, kind, a, b, c, items, count, mask, lit, &slot);
+    if (found < 0 && s->old_index && s->mutation != 5)
+        found = index_probe(s, s->old_index, s->old_index_cap, h, kind, a, b, c, items, count, mask, lit, NULL);
+    if (found >= 0) return found;
     if (s->n == INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "too many expression nodes"); return -1; }
     if (s->n == s->cap) {
         int32_t cap = s->cap ? (s->cap > INT32_MAX / 2 ? INT32_MAX : 2 * s->cap) : 1024;
@@ -231,7 +279,8 @@ static int32_t intern(Store *s, int kind, int nullable, int64_t a, int64_t b, in
     }
     int32_t id = s->n++;
     s->nodes[id] = node;
-    s->index[slot] = id;
+    s->index[slot] = id + 1;
+    index_migrate(s, MIGRATE_STEP);
     return id;
 }
 
@@ -386,46 +435,70 @@ static int32_t mk_repeat(Store *s, int32_t item, int64_t lo, int64_t hi) {
 
 /* ---- derivatives ----------------------------------------------------------------------------- */
 
-static int memo_grow(Store *s) {
-    int64_t cap = s->dcap ? 2 * s->dcap : 4096;
-    int64_t *keys = malloc((size_t)cap * sizeof(int64_t));
-    int32_t *vals = malloc((size_t)cap * sizeof(int32_t));
-    if (!keys || !vals) { free(keys); free(vals); PyErr_NoMemory(); return -1; }
-    memset(keys, 0xff, (size_t)cap * sizeof(int64_t));
-    for (int64_t i = 0; i < s->dcap; i++) {
-        int64_t key = s->dkeys[i];
-        if (key < 0) continue;
-        uint64_t slot = mix(0, (uint64_t)key) & (uint64_t)(cap - 1);
-        while (keys[slot] >= 0) slot = (slot + 1) & (uint64_t)(cap - 1);
-        keys[slot] = key;
-        vals[slot] = s->dvals[i];
+/* The memo grows as the index does (see "Tables that grow without a pause"): keys stored plus
+   one, zero the empty slot. */
+static void memo_place(int64_t *keys, int32_t *vals, int64_t cap, int64_t stored, int32_t value) {
+    uint64_t slot = mix(0, (uint64_t)stored) & (uint64_t)(cap - 1);
+    while (keys[slot] && keys[slot] != stored) slot = (slot + 1) & (uint64_t)(cap - 1);
+    keys[slot] = stored;
+    vals[slot] = value;
+}
+
+static void memo_migrate(Store *s, int64_t slots) {
+    while (s->old_dkeys && slots-- > 0) {
+        int64_t i = s->old_dpos++;
+        if (s->old_dkeys[i]) memo_place(s->dkeys, s->dvals, s->dcap, s->old_dkeys[i], s->old_dvals[i]);
+        if (s->old_dpos == s->old_dcap) {
+            free(s->old_dkeys);
+            free(s->old_dvals);
+            s->old_dkeys = NULL;
+            s->old_dvals = NULL;
+            s->old_dcap = s->old_dpos = 0;
+        }
     }
-    free(s->dkeys);
-    free(s->dvals);
+}
+
+static int memo_grow(Store *s) {
+    memo_migrate(s, INT64_MAX);
+    int64_t cap = s->dcap ? 2 * s->dcap : 4096;
+    int64_t *keys = calloc((size_t)cap, sizeof(int64_t));
+    int32_t *vals = malloc((size_t)cap * sizeof(int32_t));  /* read only where a key is */
+    if (!keys || !vals) { free(keys); free(vals); PyErr_NoMemory(); return -1; }
+    if (s->dkeys) {
+        s->old_dkeys = s->dkeys;
+        s->old_dvals = s->dvals;
+        s->old_dcap = s->dcap;
+        s->old_dpos = 0;
+    }
     s->dkeys = keys;
     s->dvals = vals;
     s->dcap = cap;
     return 0;
 }
 
-static int32_t memo_get(Store *s, int64_t key) {
-    if (!s->dcap) return -1;
-    uint64_t slot = mix(0, (uint64_t)key) & (uint64_t)(s->dcap - 1);
+static int32_t memo_probe(const int64_t *keys, const int32_t *vals, int64_t cap, int64_t stored) {
+    uint64_t slot = mix(0, (uint64_t)stored) & (uint64_t)(cap - 1);
     for (;;) {
-        int64_t found = s->dkeys[slot];
-        if (found == key) return s->dvals[slot];
-        if (found < 0) return -1;
-        slot = (slot + 1) & (uint64_t)(s->dcap - 1);
+        int64_t found = keys[slot];
+        if (found == stored) return vals[slot];
+        if (!found) return -1;
+        slot = (slot + 1) & (uint64_t)(cap - 1);
     }
 }
 
+static int32_t memo_get(Store *s, int64_t key) {
+    if (!s->dcap) return -1;
+    int32_t found = memo_probe(s->dkeys, s->dvals, s->dcap, key + 1);
+    if (found < 0 && s->old_dkeys) found = memo_probe(s->old_dkeys, s->old_dvals, s->old_dcap, key + 1);
+    return found;
+}
+
+/* Records a derivative memo_get did not find (in either table). */
 static int memo_put(Store *s, int64_t key, int32_t value) {
     if (2 * (s->dcount + 1) > s->dcap && memo_grow(s) < 0) return -1;
-    uint64_t slot = mix(0, (uint64_t)key) & (uint64_t)(s->dcap - 1);
-    while (s->dkeys[slot] >= 0 && s->dkeys[slot] != key) slot = (slot + 1) & (uint64_t)(s->dcap - 1);
-    if (s->dkeys[slot] < 0) s->dcount++;
-    s->dkeys[slot] = key;
-    s->dvals[slot] = value;
+    memo_place(s->dkeys, s->dvals, s->dcap, key + 1, value);
+    s->dcount++;
+    memo_migrate(s, MIGRATE_STEP);
     return 0;
 }
 
@@ -655,7 +728,7 @@ static PyObject *store_memo_size(Store *s, PyObject *unused) {
 
 static PyObject *store_nbytes(Store *s, PyObject *unused) {
     (void)unused;
-    int64_t total = (int64_t)s->cap * (int64_t)sizeof(Node) + s->cappool * 4 + s->index_cap * 4 + s->dcap * 12 +
+    int64_t total = (int64_t)s->cap * (int64_t)sizeof(Node) + s->cappool * 4 + (s->index_cap + s->old_index_cap) * 4 + (s->dcap + s->old_dcap) * 12 +
                     (int64_t)s->caplits * (int64_t)sizeof(PyObject *);
     return PyLong_FromLongLong(total);
 }
@@ -967,6 +1040,9 @@ static void store_dealloc(Store *s) {
     free(s->index);
     free(s->dkeys);
     free(s->dvals);
+    free(s->old_index);
+    free(s->old_dkeys);
+    free(s->old_dvals);
     free(s->marks);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }

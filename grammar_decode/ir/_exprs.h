@@ -34,17 +34,25 @@ typedef struct {
     int64_t npool, cappool;
     PyObject **lits; /* owned references to bytes objects */
     int32_t nlits, caplits;
-    int32_t *index; /* open addressing: node id or -1; capacity a power of two */
+    int32_t *index; /* open addressing: node id + 1, or 0 (empty); capacity a power of two */
     int64_t index_cap;
-    int64_t *dkeys; /* derivative memo: node * 256 + byte, or -1 */
+    int64_t *dkeys; /* derivative memo: node * 256 + byte + 1, or 0 (empty) */
     int32_t *dvals;
     int64_t dcap, dcount;
+    /* the tables before their last growth, while their entries move over a few at a time (see
+       "Tables that grow without a pause" in _exprs.c); NULL once all have moved */
+    int32_t *old_index;
+    int64_t old_index_cap, old_index_pos;
+    int64_t *old_dkeys;
+    int32_t *old_dvals;
+    int64_t old_dcap, old_dpos;
     uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_pairs (class_of) */
     int32_t capmarks;
     uint32_t epoch;
     int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is,
                      3 has step_pairs never report a derivative that may be empty,
-                     4 has make_cell append every new state as matching nothing */
+                     4 has make_cell append every new state as matching nothing,
+                     5 has a lookup miss the index's entries still to move after a growth */
 } Store;
 
 extern PyTypeObject StoreType;

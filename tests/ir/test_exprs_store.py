@@ -149,6 +149,35 @@ def test_broken_stores_are_caught(mutation: int) -> None:
     assert _mismatch(reference, fine, _replay(steps, reference, fine)) is None
 
 
+def _grow(store: ExprSet, rounds: int) -> list[int]:
+    """Nodes made in ``rounds`` rounds of new literals, each round also asking again for nodes of
+    every earlier round (some still in a table's old half while it grows) and for derivatives of
+    them (the memo grows too): the ids, in order."""
+    ids = []
+    for round_ in range(rounds):
+        for i in range(1_000):
+            ids.append(store.literal(b"k%d-%d" % (round_, i)))
+            ids.append(store.derivative(ids[-1], ord("k")))
+        for earlier in range(0, len(ids), 97):
+            ids.append(store.derivative(ids[earlier], ord("k")))
+            ids.append(store.literal(b"k%d-%d" % (earlier // 2_000, earlier % 2_000 // 2)))
+    return ids
+
+
+def test_tables_growing_step_by_step_keep_every_node() -> None:
+    """The node index and the derivative memo move their entries into a doubled table a few at a
+    time; lookups during the move find nodes in either half: over 80,000 nodes, interleaved with
+    lookups of old ones, the compiled store gives the reference's ids and no node twice, and a
+    store whose lookups forget the old half (mutation 5) makes duplicates and is caught."""
+    reference, compiled = ExprSet(compiled=False), ExprSet(compiled=True)
+    expected = _grow(reference, 40)
+    assert _grow(compiled, 40) == expected and len(compiled) == len(reference)
+    assert compiled.store.memo_size() > 4_096  # the memo grew past its first table
+    broken = ExprSet(compiled=False)
+    broken._use_store(regex._exprs.Store(mutation=5))
+    assert _grow(broken, 40) != expected
+
+
 def test_step_pairs_and_fill_class() -> None:
     """``step_pairs`` leaves out the dead pairs, keeps a looping pair as the same object, and
     gives the byte class; ``fill_class`` writes that class into a row and counts the cells left,

@@ -40,7 +40,8 @@ OPTIONAL = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"ty
 SHORT = {"type": "string", "maxLength": 3}
 HOST = {"type": "string", "format": "hostname"}
 PROBES = [(PERSON, [b'{"name":"Ann"', b'{"name":"Ann","age":1']), (ARRAY3, [b"[1,2", b"[1,2,3"]),
-          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab']), (HOST, [b'"xn--'])]
+          (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab']),
+          (HOST, [b'"xn--', b'"XN--ab--'])]
 TAGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
 UNIQUE_PROBES = [b'["",', b'["a","', b'["a","a']
 TABLE = [(TAGS, '["a","a"]', False), (TAGS, '["a","b"]', True), (ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
@@ -179,8 +180,15 @@ def a_labels_not_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ALabelGuard, "valid", lambda self, label: True)
 
 
+def a_label_splits_too_coarse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard claims to tell no bytes apart anywhere, inside an A-label too, so the lexer makes
+    the letters of an A-label one class: the tag of one stands for all of them."""
+    monkeypatch.setattr(ALabelGuard, "splits", lambda self, tag: ())
+
+
 VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "A-labels not vouched for": a_labels_not_vouched_for,
+    "A-label splits too coarse": a_label_splits_too_coarse,
     "A-labels not decoded": a_labels_not_decoded,
     "unique items not replayed": unique_items_not_replayed,
     "unique values not taken out": unique_values_not_taken_out,

@@ -93,19 +93,40 @@ def _class_map(splits: tuple[int, ...]) -> "ClassMap":
     return tuple(representatives), tuple(class_of), class_array
 
 
+@functools.lru_cache(maxsize=4096)
+def _class_blocks(splits: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The bytes of each class of ``_class_map(splits)``, in order (memoised alike)."""
+    _representatives, class_of, _array = _class_map(splits)
+    blocks: list[list[int]] = [[] for _ in _representatives]
+    for byte, c in enumerate(class_of):
+        blocks[c].append(byte)
+    return tuple(map(tuple, blocks))
+
+
 class _LazyRow(dict):  # type: ignore[type-arg]
     """The row of a state with guarded pairs: ``row[byte]`` like a list's, each transition made
-    when first asked for (a dict written one whole entry at a time: threads may share it)."""
+    when first asked for (a dict written one whole entry at a time: threads may share it). Where
+    every guard tells its bytes apart by splits (``LexemeGuard.splits``), a transition is made
+    once per byte class (the expressions' and the guards' splits together) and written for every
+    byte of it; else once per byte."""
 
-    def __init__(self, dfa: "LexemeDFA", state: int, union: int, firsts: list[int]) -> None:
+    def __init__(self, dfa: "LexemeDFA", state: int, union: int, firsts: list[int],
+                 blocks: tuple[tuple[int, ...], ...] | None, class_of: tuple[int, ...] | None) -> None:
         super().__init__()
         self._dfa, self._state, self._union, self._firsts = dfa, state, union, firsts
+        self._blocks, self._class_of = blocks, class_of
+
+    def same_as(self, byte: int) -> tuple[int, ...]:
+        """The bytes whose transition is ``byte``'s by construction (its class; itself alone
+        where the row is made per byte)."""
+        return (byte,) if self._blocks is None else self._blocks[self._class_of[byte]]  # type: ignore[index]
 
     def __missing__(self, byte: int) -> int:
         if not 0 <= byte < 256:
             raise IndexError(byte)
         found = DEAD if not (self._union >> byte) & 1 else self._dfa._guarded_step(self._state, byte, self._firsts)
-        self[byte] = found
+        for same in self.same_as(byte):
+            self[same] = found
         return found
 
 
@@ -464,10 +485,13 @@ class LexemeDFA:
         (``_LazyRow``) has its transitions made one byte at a time, and written so: the table
         holds the bytes asked for, the rest stay ``UNBUILT`` until a walk asks."""
         if self.tags[state]:
-            target = self.row(state)[byte]
+            row = self.row(state)
+            target = row[byte]  # type: ignore[index]
+            same = np.array(row.same_as(byte), dtype=np.intp)  # type: ignore[union-attr]
             with self._lock:
-                if self._table[256 * state + byte] == UNBUILT + STORED:
-                    self._table[256 * state + byte] = target + STORED
+                cells = self._table[256 * state:256 * (state + 1)]
+                same = same[cells[same] == UNBUILT + STORED]
+                cells[same] = target + STORED
             return
         target = self.cell(state, byte)
         if self._store is not None:
@@ -482,16 +506,30 @@ class LexemeDFA:
                     self._table[256 * state + byte] = target + STORED
 
     def _guarded_row(self, state: int) -> "_LazyRow":
-        """The row of a state with guarded pairs, filled byte by byte as bytes are asked for: a
-        guard's tag tells apart bytes its expression does not, and inside an A-label every text is
-        a state of its own, so building all of a row there would make ~60 states for each one a
-        walk goes on from."""
+        """The row of a state with guarded pairs, filled as bytes are asked for: a guard's tag
+        tells apart bytes its expression does not, and inside an A-label every text is a state of
+        its own, so building all of a row there would make ~60 states for each one a walk goes on
+        from. A transition is made per class of the bytes that neither the pairs' expressions nor
+        their guards' tags tell apart (``LexemeGuard.splits``), per byte where a guard gives no
+        splits (a host name being read: 6-8 classes, where per byte a walk made ~1,900
+        transitions for one mask)."""
         exprs = self.exprs
         firsts = [exprs.first_bytes(e) for _origin, e in self.pairs[state]]
         union = 0
         for first in firsts:
             union |= first
-        return _LazyRow(self, state, union, firsts)
+        splits: list[int] | None = [split for _origin, e in self.pairs[state] for split in exprs.split_sets(e)]
+        for origin, tag in self.tags[state]:
+            told = getattr(self._guard(origin), "splits", None)
+            found = None if told is None else told(tag)
+            if found is None:
+                splits = None
+                break
+            splits.extend(found)  # type: ignore[union-attr]
+        if splits is None:
+            return _LazyRow(self, state, union, firsts, None, None)
+        key = split_key(splits)
+        return _LazyRow(self, state, union, firsts, _class_blocks(key), _class_map(key)[1])
 
     def _guarded_step(self, state: int, byte: int, firsts: list[int]) -> int:
         exprs = self.exprs

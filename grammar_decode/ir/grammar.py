@@ -70,6 +70,11 @@ class LexemeGuard(Protocol):
         (the lexer stops at the first one the expression admits)."""
         ...
 
+    # Optional: ``splits(tag) -> tuple[int, ...] | None``, byte sets (256-bit masks) such that two
+    # bytes in no set that tells them apart (in each set or in none) step ``tag`` alike; None
+    # where every byte may step differently. Where a guard has it, the lexer makes a guarded
+    # state's transitions per class of bytes, not per byte (``engine.dfa``).
+
     def text_ok(self, text: bytes, complete: bool, alive: Callable[[bytes], bool]) -> bool:
         """Whether ``text`` (the lexeme's bytes so far; all of them when ``complete``) passes the
         guard, with ``alive(rest)`` saying whether the expression admits ``text + rest`` as a

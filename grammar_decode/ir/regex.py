@@ -572,6 +572,8 @@ class ExprSet(CountedIntersections):
                 empty = all(self.is_empty(m, fuel) for m in args)  # type: ignore[union-attr]
             elif kind == REPEAT_KIND:
                 empty = args[1] > 0 and self.is_empty(args[0], fuel)  # type: ignore[index]
+            elif kind == AND_KIND and self._short_witness(item, fuel):
+                empty = False
             else:
                 counted = self._counted_min(item, fuel) if kind == AND_KIND else NotImplemented
                 if counted is not NotImplemented:  # an intersection with a count: counted, any size
@@ -681,6 +683,28 @@ class ExprSet(CountedIntersections):
                 heapq.heappush(heap, (bound, order, nxt))
         for node in parent:
             empty[node] = True
+        return False
+
+    def _short_witness(self, item: int, fuel: int) -> bool:
+        """Whether the intersection ``item`` matches the shortest (then least) string of one of its
+        plain members (no ``&``/``¬``), for members whose shortest string is at most
+        ``_SHORT_WITNESS`` bytes (structural) and is found within ``_SHORT_WITNESS_FUEL``
+        derivatives: a certificate that ``item`` is not empty, tried before counting. A host name
+        or a pattern with a length being read (``rest & char{0,k}``) is a new intersection at
+        every byte; each cost ~1 ms by counting (the rest's states at the counter's boundaries),
+        and costs a walk of a few bytes this way. False proves nothing."""
+        for member in self.args[item]:  # type: ignore[union-attr]
+            if self.kind[member] == NOT_KIND or self.has_boolean(member):
+                continue
+            shortest = self._structural_min(member, self._structural)
+            if shortest is None or shortest > _SHORT_WITNESS:
+                continue
+            try:
+                candidate = self._search_nullable(member, min(fuel, _SHORT_WITNESS_FUEL))
+            except RegexTooComplex:
+                continue
+            if candidate is not None and self.matches(item, candidate):
+                return True
         return False
 
     def _infinite_less_finite(self, item: int, fuel: int) -> bool:
@@ -933,6 +957,10 @@ _MAX_BOUND = 1 << 62
 #: Derivatives ``_infinite_less_finite`` may walk to show a positive part infinite before it
 #: leaves the question to the witness search.
 _INFINITE_FUEL = 4096
+#: The longest shortest string of a plain member ``_short_witness`` tries, and the derivatives
+#: it may walk to find it: a certificate worth having only while it is cheap.
+_SHORT_WITNESS = 64
+_SHORT_WITNESS_FUEL = 256
 _shared: ExprSet | None = None
 _shared_lock = threading.Lock()
 

@@ -3,6 +3,8 @@ numbers, guards told apart, retirement of a grown set."""
 
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 import pytest
 
@@ -100,6 +102,52 @@ def test_a_guarded_state_has_its_cells_written_one_byte_at_a_time() -> None:
     assert (row[[b for b in range(256) if b != ord("q")]] == dfa_module.UNBUILT).all()
     lexer.dense_cell(state, ord("!"))
     assert lexer.dense()[0][256 * state + ord("!")] - dfa_module.STORED == DEAD
+
+class _Unsplit:
+    """``A_LABELS`` without its splits: every byte of a guarded state made on its own."""
+
+    def __init__(self) -> None:
+        from grammar_decode.frontends.json_schema.a_labels import A_LABELS
+        self.inner = A_LABELS
+        self.start = A_LABELS.start
+
+    def step(self, tag, byte):  # type: ignore[no-untyped-def]
+        return self.inner.step(tag, byte)
+
+    def complete(self, tag):  # type: ignore[no-untyped-def]
+        return self.inner.complete(tag)
+
+    def completions(self, tag):  # type: ignore[no-untyped-def]
+        return self.inner.completions(tag)
+
+
+def test_guarded_transitions_made_per_class_equal_those_made_per_byte() -> None:
+    """A host name's lexer with the guard's splits (a transition per class, written for every
+    byte of it) and without (per byte): breadth first over the pairs of states both reach, every
+    byte leads both alive or both dead, and every pair matches alike; the class rows fill whole
+    classes of dense cells."""
+    from grammar_decode.frontends.json_schema.a_labels import A_LABELS
+    from grammar_decode.frontends.json_schema.formats import HOSTNAME_WITH_A_LABELS
+    exprs = ExprSet()
+    host = exprs.concat(exprs.literal(b'"'), translate(exprs, HOSTNAME_WITH_A_LABELS), exprs.literal(b'"'))
+    split, whole = Lexer(exprs, [host], {0: A_LABELS}), Lexer(exprs, [host], {0: _Unsplit()})
+    start = (split.start([0]), whole.start([0]))
+    seen, queue = {start}, deque([start])
+    while queue and len(seen) < 3000:
+        left, right = queue.popleft()
+        assert split.matches[left] == whole.matches[right]
+        for byte in range(256):
+            pair = (split.step(left, byte), whole.step(right, byte))
+            assert (pair[0] == DEAD) == (pair[1] == DEAD), (left, right, byte)
+            if pair[0] != DEAD and pair not in seen:
+                seen.add(pair)
+                queue.append(pair)
+    assert len(seen) >= 3000
+    state = split.feed(split.start([0]), b'"ab')
+    split.dense_cell(state, ord("c"))
+    cells = split.dense()[0][256 * state:256 * (state + 1)] - dfa_module.STORED
+    assert cells[ord("q")] == cells[ord("c")] == split.step(state, ord("c")) >= 0  # one class, made once
+
 
 def test_compiled_grammars_share_the_string_lexemes_states() -> None:
     shared_exprs().retire()  # a fresh set: the count below is this test's

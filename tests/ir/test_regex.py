@@ -384,3 +384,22 @@ def test_is_bounded_only_where_the_language_is_finite(build, bounded: bool) -> N
     assert exprs.is_bounded(item) is bounded
     if bounded:  # sound: the language is finite indeed
         assert not exprs.is_infinite(item)
+
+
+def test_an_intersection_with_a_short_plain_witness_is_not_counted(exprs: ExprSet,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rest & char{0,k}`` (a host name or a pattern with a length being read) is shown non-empty
+    by the shortest string of a plain member, which the intersection matches, before any count;
+    where no such string is matched (the count's lower bound rules out the shortest), counting
+    still decides, both ways."""
+    label = exprs.plus(exprs.byteset(byte_range(ord("a"), ord("z"))))
+    host = exprs.concat(label, exprs.star(exprs.concat(exprs.literal(b"."), label)))
+    anything = exprs.byteset(byte_range(0, 0x7F))
+    item = exprs.both(host, exprs.repeat(anything, 0, 252))
+    counted: list[int] = []
+    original = ExprSet._counted_min
+    monkeypatch.setattr(ExprSet, "_counted_min", lambda self, i, fuel: counted.append(i) or original(self, i, fuel))
+    assert not exprs.is_empty(item) and counted == []
+    too_short = exprs.both(exprs.literal(b"ab"), exprs.repeat(anything, 3, 5))
+    reachable = exprs.both(label, exprs.repeat(anything, 3, 5))
+    assert exprs.is_empty(too_short) and not exprs.is_empty(reachable) and len(counted) == 2

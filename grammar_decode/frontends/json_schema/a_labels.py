@@ -44,6 +44,9 @@ _LDH = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _SIMPLE_ESCAPES = {ord('"'): ord('"'), ord("\\"): ord("\\"), ord("/"): ord("/"), ord("b"): 8, ord("f"): 12,
                    ord("n"): 10, ord("r"): 13, ord("t"): 9}
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+_BIT = [1 << byte for byte in range(256)]
+#: What ``step`` tells apart where no A-label is begun: the closing quote, an escape, a dot.
+_IDLE_SPLITS = (_BIT[0x22], _BIT[0x5C], _BIT[0x2E])
 #: The character a witness appends to a label's ASCII part (PVALID, left-to-right: a label of
 #: letters, digits, inner hyphens and it is a valid U-label).
 _WITNESS_TAIL = "\u00e9"
@@ -154,6 +157,23 @@ class ALabelGuard:
         if byte == 0x5C:  # an escape: refused after an A-label's prefix (the witnesses write none)
             return None if self._in_a_label(tag) else ("E", tag, b"")
         return self._char(tag, byte)
+
+    def splits(self, tag: Hashable) -> tuple[int, ...] | None:
+        """Byte sets that ``step`` tells apart at ``tag`` (bytes in the same ones step alike;
+        ``LexemeGuard``): outside an A-label the quote, the backslash, the dot and the bytes of the
+        next letter of ``xn--`` (either case) where the label may still become one; every other
+        byte steps to ``IDLE`` (or to nothing, at the end). None (every byte apart) inside an
+        escape or an A-label, whose letters are all remembered."""
+        if tag == END:
+            return ()
+        if tag == START:
+            return (_BIT[0x22],)
+        if tag == IDLE:
+            return _IDLE_SPLITS
+        if isinstance(tag, tuple) and tag[0] == "L" and not self._in_a_label(tag):
+            nxt = _PREFIX[len(tag[1])]  # a proper prefix of xn--: its next letter keeps it relevant
+            return _IDLE_SPLITS + (_BIT[nxt] | _BIT[nxt & ~0x20 if 0x61 <= nxt <= 0x7A else nxt],)
+        return None
 
     def _char(self, tag: Hashable, char: int) -> Hashable | None:
         """The tag after the character ``char`` (a code point) of the host name."""

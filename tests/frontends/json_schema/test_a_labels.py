@@ -71,6 +71,28 @@ def test_tags_agree_with_the_whole_text_judgement(body: str) -> None:
     assert (tag == END) == A_LABELS.text_ok(closed, True, lambda rest: True)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="xnXN-ab9.\\u\"é", max_size=12))
+def test_splits_tell_apart_every_byte_the_step_does(body: str) -> None:
+    """Along any text, at every tag: two bytes that every split set holds alike (both or neither)
+    step the tag alike, which is what lets the lexer make a guarded state's transitions per class
+    (``LexemeGuard.splits``); None (every byte apart) only inside an escape or an A-label."""
+    tag = START
+    for byte in b'"' + body.encode():
+        if tag is None:
+            break
+        splits = A_LABELS.splits(tag)
+        if splits is None:
+            assert isinstance(tag, tuple) and (tag[0] == "E" or tag[1].startswith(b"xn--")), tag
+        else:
+            by_signature: dict[tuple[bool, ...], set] = {}
+            for other in range(256):
+                signature = tuple(bool((split >> other) & 1) for split in splits)
+                by_signature.setdefault(signature, set()).add(A_LABELS.step(tag, other))
+            assert all(len(steps) == 1 for steps in by_signature.values()), (tag, by_signature)
+        tag = A_LABELS.step(tag, byte)
+
+
 @pytest.mark.parametrize("text,valid", [
     (b"xn--9n2bp8q", True), (b"xn--hello-txk", False), (b"xn--ll-0ea", True), (b"xn--al-0ea", False),
     (b"xn--", False), (b"xn--9ca", True), (b"xn--abc-dma", True),

@@ -96,6 +96,7 @@ class ExprSet(CountedIntersections):
         self._infinite_untold: set[int] = set()  # where _infinite_less_finite's walk ran out of states
         self._finite: dict[int, bool] = {}  # is_bounded
         self._structural: dict[int, int | None] = {}  # _structural_min, for nodes without &/¬
+        self._shortest: dict[int, bytes | None] = {}  # _search_nullable's answers (a cache, cleared when full)
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
@@ -686,26 +687,62 @@ class ExprSet(CountedIntersections):
         return False
 
     def _short_witness(self, item: int, fuel: int) -> bool:
-        """Whether the intersection ``item`` matches the shortest (then least) string of one of its
-        plain members (no ``&``/``¬``), for members whose shortest string is at most
-        ``_SHORT_WITNESS`` bytes (structural) and is found within ``_SHORT_WITNESS_FUEL``
-        derivatives: a certificate that ``item`` is not empty, tried before counting. A host name
-        or a pattern with a length being read (``rest & char{0,k}``) is a new intersection at
-        every byte; each cost ~1 ms by counting (the rest's states at the counter's boundaries),
-        and costs a walk of a few bytes this way. False proves nothing."""
+        """Whether the intersection ``item`` matches a shortest string of one of its plain members
+        (no ``&``/``¬``), read off the member's structure (``_structural_shortest``) where it is at
+        most ``_SHORT_WITNESS`` bytes: a certificate that ``item`` is not empty, tried before
+        counting and searching. A host name or a pattern with a length being read
+        (``rest & char{0,k}``) is a new intersection at every byte; each cost ~1 ms by counting
+        (the rest's states at the counter's boundaries), and costs a few derivatives this way;
+        so does an item of ``uniqueItems`` over an enum (the enum less the values written), where
+        a search for the enum's shortest string cost ~15 ms. False proves nothing."""
         for member in self.args[item]:  # type: ignore[union-attr]
             if self.kind[member] == NOT_KIND or self.has_boolean(member):
                 continue
             shortest = self._structural_min(member, self._structural)
             if shortest is None or shortest > _SHORT_WITNESS:
                 continue
-            try:
-                candidate = self._search_nullable(member, min(fuel, _SHORT_WITNESS_FUEL))
-            except RegexTooComplex:
-                continue
+            candidate = self._structural_shortest(member)
             if candidate is not None and self.matches(item, candidate):
                 return True
         return False
+
+    def _structural_shortest(self, item: int) -> bytes | None:
+        """A shortest string of ``item`` (no ``&``/``¬`` in it), read off its structure without a
+        search: the least byte of a byte set, a union's shortest member (the first on a tie), a
+        repeat's fewest repetitions. O(the path taken), with ``_structural_min`` memoised. Every
+        byte sequence of a concatenation of the byte sets that spell UTF-8 is well formed, so the
+        string is one of ``item``'s."""
+        kind = self.kind[item]
+        args = self.args[item]
+        if kind == NOTHING_KIND:
+            return None
+        if kind == EPSILON_KIND:
+            return b""
+        if kind == BYTES_KIND:
+            return bytes(((args & -args).bit_length() - 1,)) if args else None  # type: ignore[operator]
+        if kind == LITERAL_KIND:
+            data, start = args  # type: ignore[misc]
+            return data[start:]  # type: ignore[no-any-return]
+        if kind == CONCAT_KIND:
+            parts = []
+            for member in args:  # type: ignore[union-attr]
+                part = self._structural_shortest(member)
+                if part is None:
+                    return None
+                parts.append(part)
+            return b"".join(parts)
+        if kind == OR_KIND:
+            best, fewest = None, None
+            for member in args:  # type: ignore[union-attr]
+                length = self._structural_min(member, self._structural)
+                if length is not None and (fewest is None or length < fewest):
+                    best, fewest = member, length
+            return None if best is None else self._structural_shortest(best)
+        inner, lo, _hi = args  # type: ignore[misc]  # REPEAT
+        if lo == 0:
+            return b""
+        part = self._structural_shortest(inner)
+        return None if part is None else part * lo
 
     def _infinite_less_finite(self, item: int, fuel: int) -> bool:
         """Non-empty without a search: ``x1 & x2 ... & ¬y1 & ¬y2 ...`` whose positive part ``x``
@@ -809,7 +846,21 @@ class ExprSet(CountedIntersections):
         return None
 
     def _search_nullable(self, item: int, fuel: int) -> bytes | None:
-        """Shortest (then least) byte string matched by ``item``, or None if there is none."""
+        """Shortest (then least) byte string matched by ``item``, or None if there is none.
+        Memoised per node (a search that runs out of fuel raises and is not): the short-witness
+        check and the witness search ask it of the same plain members, and an enum of hundreds
+        of strings costs milliseconds a search."""
+        try:
+            return self._shortest[item]
+        except KeyError:
+            pass
+        found = self._search_shortest(item, fuel)
+        if len(self._shortest) >= _SHORTEST_ENTRIES:
+            self._shortest.clear()
+        self._shortest[item] = found
+        return found
+
+    def _search_shortest(self, item: int, fuel: int) -> bytes | None:
         found = self._plain_member_shortest(item, fuel)
         if found is not None:
             return found
@@ -957,10 +1008,11 @@ _MAX_BOUND = 1 << 62
 #: Derivatives ``_infinite_less_finite`` may walk to show a positive part infinite before it
 #: leaves the question to the witness search.
 _INFINITE_FUEL = 4096
-#: The longest shortest string of a plain member ``_short_witness`` tries, and the derivatives
-#: it may walk to find it: a certificate worth having only while it is cheap.
+#: The longest shortest string of a plain member ``_short_witness`` tries: a certificate worth
+#: having only while it is cheap.
 _SHORT_WITNESS = 64
-_SHORT_WITNESS_FUEL = 256
+#: Answers ``_search_nullable`` keeps before it starts over.
+_SHORTEST_ENTRIES = 1 << 16
 _shared: ExprSet | None = None
 _shared_lock = threading.Lock()
 

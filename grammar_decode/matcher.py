@@ -18,7 +18,6 @@ from .engine.completion import Completions
 from .engine.recognizer import Recognizer, State
 from .engine.unique import Position, UniqueItems
 from .errors import TokenRejected
-from .lru import HITS, VALUE
 from .masking.bitmask import bitmask_words, pack_mask
 from .masking.budget import ClosingBudget
 from .masking.masker import Masker
@@ -59,6 +58,7 @@ class Matcher:
         self._masker = grammar.masker(vocab)
         self._budget = grammar.budget(vocab)
         self._mask_entries = self._masker.mask_cache.entries
+        self._mask_recent = self._masker.mask_cache.recent
         self._recognizer = grammar.recognizer
         self._states: list[State] = [self._recognizer.initial]
         self._eos = frozenset(vocab.eos_token_ids)
@@ -108,10 +108,10 @@ class Matcher:
             return np.zeros(len(self.vocab), dtype=bool)
         state = self._states[-1]
         # the cache hit inlined (``Masker.mask`` does the same): this is the per-token hot path
-        entry = self._mask_entries.get(state)
-        if entry is not None:
-            entry[HITS] += 1
-            mask = entry[VALUE]
+        mask = self._mask_entries.get(state)
+        if mask is not None:
+            recent = self._mask_recent
+            recent[state] = recent.get(state, 0) + 1
         else:
             mask = self._masker.mask(state)
         if self._unique is not None:

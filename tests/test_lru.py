@@ -84,7 +84,7 @@ def test_bound_and_contents_hold_under_any_sequence(budget: int, operations: lis
             assert found is None or found == truth.get(key)
         info = cache.info()
         assert info["bytes"] <= budget
-        assert info["bytes"] == sum(entry[1] for entry in cache.entries.values())
+        assert info["bytes"] == sum(cache.size_of(key) for key in cache.entries)
 
 
 def test_concurrent_puts_and_gets_keep_the_bound() -> None:
@@ -102,4 +102,25 @@ def test_concurrent_puts_and_gets_keep_the_bound() -> None:
         thread.join()
     info = cache.info()
     assert info["bytes"] <= 100
-    assert info["bytes"] == sum(entry[1] for entry in cache.entries.values())
+    assert info["bytes"] == sum(cache.size_of(key) for key in cache.entries)
+
+
+def test_hits_counted_on_the_recent_dict_give_a_second_chance() -> None:
+    """A hot path that reads ``entries`` and counts its hit on ``recent`` itself (as the mask
+    caches do) keeps the entry through the next eviction; the dict it holds stays the cache's."""
+    cache: ByteBoundedLRU[str] = ByteBoundedLRU(2)
+    recent = cache.recent
+    cache.put("a", "A", 1)
+    cache.put("b", "B", 1)
+    assert cache.entries.get("a") == "A"
+    recent["a"] = recent.get("a", 0) + 1
+    cache.put("c", "C", 1)
+    assert sorted(cache.entries) == ["a", "c"] and cache.recent is recent and cache.info()["hits"] == 1
+
+
+def test_stray_hits_of_evicted_entries_do_not_pile_up() -> None:
+    cache: ByteBoundedLRU[int] = ByteBoundedLRU(4)
+    for key in range(1000):
+        cache.recent[("gone", key)] = 1  # hits counted by readers racing an eviction
+        cache.put(key, key, 1)
+    assert len(cache.recent) <= 2 * len(cache.entries) + 64 and cache.info()["hits"] == 1000

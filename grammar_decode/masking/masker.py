@@ -36,7 +36,7 @@ from ..engine.parser import ParseState
 from ..engine.recognizer import Recognizer, State
 from ..vocab import TokenTrie
 from ..limits import DEFAULT_LIMITS, Limits, applied
-from ..lru import HITS, VALUE, ByteBoundedLRU
+from ..lru import ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import plain_run, plain_split, plain_successor, string_slice
@@ -140,6 +140,7 @@ class Masker:
         #: whole masks per state; the hit path reads ``mask_cache.entries`` directly (see lru.py)
         self.mask_cache: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._mask_entries = self.mask_cache.entries
+        self._mask_recent = self.mask_cache.recent
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._plain_next: ByteBoundedLRU[int | None] = shared.plain_next
         self._plain_splits: ByteBoundedLRU[tuple[int, bytes] | None] = shared.plain_splits
@@ -217,10 +218,11 @@ class Masker:
     def mask(self, state: State) -> np.ndarray:
         """Bool mask over the vocabulary: token t allowed iff ``state`` + bytes(t) is viable; EOS
         iff the text is a complete sentence. Read-only. ``packed(state)`` unpacked (O(V))."""
-        entry = self._mask_entries.get(state)
-        if entry is not None:
-            entry[HITS] += 1
-            return entry[VALUE]
+        found = self._mask_entries.get(state)
+        if found is not None:
+            recent = self._mask_recent
+            recent[state] = recent.get(state, 0) + 1
+            return found
         self.mask_cache.misses += 1
         mask = np.unpackbits(self.packed(state).view(np.uint8), count=self.size, bitorder="little").view(bool)
         mask.flags.writeable = False

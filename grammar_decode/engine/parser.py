@@ -67,6 +67,8 @@ def _position(thread: tuple[int, frozenset[Cont]]) -> int:
 _UNSEEN = object()
 _T = TypeVar("_T")
 _NO_CONTS: frozenset[Cont] = frozenset()
+#: Entries of ``Parser._merged`` before it is cleared.
+_MERGED_ENTRIES = 1 << 14
 #: Entries of ``_DepthLimit._most_need`` before it is cleared.
 _MOST_NEED_ENTRIES = 1 << 16
 
@@ -143,6 +145,8 @@ class Parser:
         self._other_firsts = tables.other_firsts
         self.ignored = frozenset(grammar.ignored)
         self._conts: dict[tuple, weakref.ReferenceType[Cont]] = {}
+        #: ``_merge``'s answers (strong: a cache, cleared when full)
+        self._merged: dict[frozenset[Cont], frozenset[Cont]] = {}
         self._states: dict[tuple, weakref.ReferenceType[ParseState]] = {}
         self._lock = threading.Lock()
         self.limit = None if tables.nesting is None else _DepthLimit(grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
@@ -167,9 +171,23 @@ class Parser:
         return found
 
     def _merge(self, conts: Iterable[Cont]) -> frozenset[Cont]:
-        """The canonical form of a set of return points: one per position, parents merged."""
+        """The canonical form of a set of return points: one per position, parents merged.
+        Memoised per set (``_merged``): the parents of merged return points are merged in turn,
+        and in a highly ambiguous grammar (``r → r r a | r r a | ε``) the same sets meet again
+        along every path of the return-point graph, exponentially many without the memo."""
+        conts = frozenset(conts)
+        found = self._merged.get(conts)
+        if found is not None:
+            return found
+        found = self._merge_new(conts)
+        if len(self._merged) >= _MERGED_ENTRIES:
+            self._merged.clear()  # a cache: states being made ask again
+        self._merged[conts] = found
+        return found
+
+    def _merge_new(self, conts: frozenset[Cont]) -> frozenset[Cont]:
         by_position: dict[int, list[Cont]] = {}
-        for cont in set(conts):
+        for cont in conts:
             by_position.setdefault(cont.position, []).append(cont)
         out = []
         for position, group in by_position.items():

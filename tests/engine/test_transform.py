@@ -100,8 +100,9 @@ def _derives_brute(alternatives: list[list[tuple[int, ...]]], start: int, text: 
 def _grammars(draw: st.DrawFn) -> tuple[int, list[list[tuple[int, ...]]]]:
     """(lexeme count, rules): 1-4 rules over 2 lexemes, alternatives of 0-5 symbols with at most
     two rules among them, so that long alternatives with two nullable rules (which the rewrite
-    splits) are common, and the parser's worst case, highly ambiguous nullable recursion such as
-    r → ε | r r r a (exponential in the text), is left out."""
+    splits) are common. Highly ambiguous nullable recursion (r → r r a | r r a | ε) is drawn too:
+    its parse, once exponential in the text, is polynomial since ``Parser._merge`` is memoised
+    (``test_parser.py``)."""
     lexemes, count = 2, draw(st.integers(1, 4))
     symbol = st.one_of(st.integers(0, lexemes - 1), st.integers(0, count - 1).map(lambda r: ~r))
     alternative = st.lists(symbol, max_size=5).filter(lambda alt: sum(s < 0 for s in alt) <= 2).map(tuple)

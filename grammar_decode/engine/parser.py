@@ -67,8 +67,6 @@ def _position(thread: tuple[int, frozenset[Cont]]) -> int:
 _UNSEEN = object()
 _T = TypeVar("_T")
 _NO_CONTS: frozenset[Cont] = frozenset()
-#: Entries of ``Parser._merged`` before it is cleared.
-_MERGED_ENTRIES = 1 << 14
 #: Entries of ``_DepthLimit._most_need`` before it is cleared.
 _MOST_NEED_ENTRIES = 1 << 16
 
@@ -145,8 +143,6 @@ class Parser:
         self._other_firsts = tables.other_firsts
         self.ignored = frozenset(grammar.ignored)
         self._conts: dict[tuple, weakref.ReferenceType[Cont]] = {}
-        #: ``_merge``'s answers (strong: a cache, cleared when full)
-        self._merged: dict[frozenset[Cont], frozenset[Cont]] = {}
         self._states: dict[tuple, weakref.ReferenceType[ParseState]] = {}
         self._lock = threading.Lock()
         self.limit = None if tables.nesting is None else _DepthLimit(grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
@@ -170,33 +166,35 @@ class Parser:
                 found = _interned(self._conts, key, Cont(position, parents))
         return found
 
-    def _merge(self, conts: Iterable[Cont]) -> frozenset[Cont]:
+    def _merge(self, conts: Iterable[Cont], memo: dict[frozenset[Cont], frozenset[Cont]] | None = None) -> frozenset[Cont]:
         """The canonical form of a set of return points: one per position, parents merged.
-        Memoised per set (``_merged``): the parents of merged return points are merged in turn,
-        and in a highly ambiguous grammar (``r → r r a | r r a | ε``) the same sets meet again
-        along every path of the return-point graph, exponentially many without the memo."""
-        conts = frozenset(conts)
-        found = self._merged.get(conts)
-        if found is not None:
-            return found
-        found = self._merge_new(conts)
-        if len(self._merged) >= _MERGED_ENTRIES:
-            self._merged.clear()  # a cache: states being made ask again
-        self._merged[conts] = found
-        return found
-
-    def _merge_new(self, conts: frozenset[Cont]) -> frozenset[Cont]:
+        Merging return points merges their parents in turn; ``memo`` keeps each set's answer for
+        the rest of one merge, because in a highly ambiguous grammar (``r → r r r a | ε``) the
+        same sets meet again along every path of the return-point graph, exponentially many
+        without it. Only for the one call: a memo kept across states held their return points
+        alive, for the collector to visit, and cost more than it saved (3-10 % of the mask time over
+        the compare tasks)."""
+        key = frozenset(conts)
+        if memo is not None:
+            found = memo.get(key)
+            if found is not None:
+                return found
         by_position: dict[int, list[Cont]] = {}
-        for cont in conts:
+        for cont in key:
             by_position.setdefault(cont.position, []).append(cont)
         out = []
         for position, group in by_position.items():
             if len(group) == 1:
                 out.append(group[0])
             else:
-                parents = self._merge(p for c in group for p in c.parents)
+                if memo is None:
+                    memo = {}
+                parents = self._merge([p for c in group for p in c.parents], memo)
                 out.append(self._cont(position, parents))
-        return frozenset(out)
+        merged = frozenset(out)
+        if memo is not None:
+            memo[key] = merged
+        return merged
 
     def _state(self, threads: Contributions, accepting: bool, depth: int = 0) -> ParseState | None:
         """The interned state of ``threads``: per position, the sets of return points that reached

@@ -5,7 +5,7 @@ The parser (``parser.py``) predicts top-down, so it needs a grammar with no empt
 language matters to constrained decoding, never the parse trees, so these classic rewrites are
 free to restructure rules:
 
-1. merge rules with the same alternatives (front ends build the same shape many times over:
+1. keep each rule's alternatives once, merge rules with the same alternatives (front ends build the same shape many times over:
    a JSON Schema's ``allOf`` distributed over ``oneOf`` branches repeats whole objects), then
    drop unproductive and unreachable symbols (a grammar whose start derives nothing is an error);
 2. split into right-nested chains the alternatives longer than two symbols that hold more than
@@ -71,7 +71,9 @@ def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int]
         raise GrammarError("the grammar has no start symbol")
     names = list(grammar.rule_names)
     new_rules: list[tuple[int, str]] = []
-    rules = [list(alts) for alts in grammar.alternatives]
+    # an alternative written twice is one (each copy would double the parses the parser keeps
+    # apart: r → r r a | r r a | ε made every split of the text a parse twice over)
+    rules = [list(dict.fromkeys(alts)) for alts in grammar.alternatives]
     start = grammar.start
     if start >= 0:  # a lone lexeme: wrap it in a rule
         names.append("start")

@@ -14,14 +14,14 @@ class ByteBoundedLRU(Generic[V]):
     (approximately: the *second-chance* policy). A value larger than the whole budget is not
     cached at all. Thread-safe: writes take a lock, reads do not need one.
 
-    Why second chance rather than a strict LRU: a hit only counts itself (``note_hit``: one dict
-    store) instead of relinking the entry, which keeps the hit path of the mask cache at two dict
+    Why second chance rather than a strict LRU: a hit only counts itself (one store into
+    ``recent``) instead of relinking the entry, which keeps the hit path of the mask cache at two dict
     operations. Eviction walks from the oldest insertion: an entry hit since it was inserted (or
     last passed over) is moved to the back with its count folded into the total, the first one not
     hit goes. Each entry is passed over at most once per hit, so eviction is O(1) amortised.
 
     Layout: ``entries`` maps each key to its value (a hot path may read it directly:
-    ``value = cache.entries.get(key)``, then ``cache.note_hit(key)``, or the same store inline);
+    ``value = cache.entries.get(key)``, then count the hit in ``recent`` as ``get`` does);
     the sizes and the hits since the last pass are dicts of ints beside it. No object per entry:
     an entry held as a ``[value, size, hits]`` list was one more object for the cyclic collector
     to visit in every full collection (37,000 of them, a quarter of its references, late in a
@@ -53,11 +53,6 @@ class ByteBoundedLRU(Generic[V]):
         recent = self.recent
         recent[key] = recent.get(key, 0) + 1
         return found  # type: ignore[return-value]
-
-    def note_hit(self, key: Hashable) -> None:
-        """Count a hit on ``key`` read from ``entries`` directly."""
-        recent = self.recent
-        recent[key] = recent.get(key, 0) + 1
 
     def put(self, key: Hashable, value: V, size: int) -> None:
         if size > self.max_bytes:

@@ -482,8 +482,9 @@ class LexemeDFA:
     def dense_cell(self, state: int, byte: int) -> None:
         """Make sure ``state``'s transition on ``byte`` is in the current dense table: its class
         made (``cell``) and written there, every byte of the class. A state with guarded pairs
-        (``_LazyRow``) has its transitions made one byte at a time, and written so: the table
-        holds the bytes asked for, the rest stay ``UNBUILT`` until a walk asks."""
+        (``_LazyRow``) has its transitions made as bytes are asked for, a class at a time where its
+        guards give splits (else a byte), and written so: the table holds the classes asked for,
+        the rest stay ``UNBUILT`` until a walk asks."""
         if self.tags[state]:
             row = self.row(state)
             target = row[byte]  # type: ignore[index]
@@ -518,16 +519,14 @@ class LexemeDFA:
         union = 0
         for first in firsts:
             union |= first
-        splits: list[int] | None = [split for _origin, e in self.pairs[state] for split in exprs.split_sets(e)]
+        splits: list[int] = []
         for origin, tag in self.tags[state]:
             told = getattr(self._guard(origin), "splits", None)
             found = None if told is None else told(tag)
             if found is None:
-                splits = None
-                break
-            splits.extend(found)  # type: ignore[union-attr]
-        if splits is None:
-            return _LazyRow(self, state, union, firsts, None, None)
+                return _LazyRow(self, state, union, firsts, None, None)
+            splits.extend(found)
+        splits.extend(split for _origin, e in self.pairs[state] for split in exprs.split_sets(e))
         key = split_key(splits)
         return _LazyRow(self, state, union, firsts, _class_blocks(key), _class_map(key)[1])
 

@@ -96,7 +96,6 @@ class ExprSet(CountedIntersections):
         self._infinite_untold: set[int] = set()  # where _infinite_less_finite's walk ran out of states
         self._finite: dict[int, bool] = {}  # is_bounded
         self._structural: dict[int, int | None] = {}  # _structural_min, for nodes without &/¬
-        self._shortest: dict[int, bytes | None] = {}  # _search_nullable's answers (a cache, cleared when full)
         #: set by ``retire``: ``shared_exprs`` hands this set to no new grammar
         self.retired = False
         self._lock = threading.Lock()
@@ -573,7 +572,7 @@ class ExprSet(CountedIntersections):
                 empty = all(self.is_empty(m, fuel) for m in args)  # type: ignore[union-attr]
             elif kind == REPEAT_KIND:
                 empty = args[1] > 0 and self.is_empty(args[0], fuel)  # type: ignore[index]
-            elif kind == AND_KIND and self._short_witness(item, fuel):
+            elif kind == AND_KIND and self._short_witness(item):
                 empty = False
             else:
                 counted = self._counted_min(item, fuel) if kind == AND_KIND else NotImplemented
@@ -686,7 +685,7 @@ class ExprSet(CountedIntersections):
             empty[node] = True
         return False
 
-    def _short_witness(self, item: int, fuel: int) -> bool:
+    def _short_witness(self, item: int) -> bool:
         """Whether the intersection ``item`` matches a shortest string of one of its plain members
         (no ``&``/``¬``), read off the member's structure (``_structural_shortest``) where it is at
         most ``_SHORT_WITNESS`` bytes: a certificate that ``item`` is not empty, tried before
@@ -696,7 +695,7 @@ class ExprSet(CountedIntersections):
         so does an item of ``uniqueItems`` over an enum (the enum less the values written), where
         a search for the enum's shortest string cost ~15 ms. False proves nothing."""
         for member in self.args[item]:  # type: ignore[union-attr]
-            if self.kind[member] == NOT_KIND or self.has_boolean(member):
+            if self.has_boolean(member):  # a ``¬`` member too
                 continue
             shortest = self._structural_min(member, self._structural)
             if shortest is None or shortest > _SHORT_WITNESS:
@@ -846,21 +845,7 @@ class ExprSet(CountedIntersections):
         return None
 
     def _search_nullable(self, item: int, fuel: int) -> bytes | None:
-        """Shortest (then least) byte string matched by ``item``, or None if there is none.
-        Memoised per node (a search that runs out of fuel raises and is not): the short-witness
-        check and the witness search ask it of the same plain members, and an enum of hundreds
-        of strings costs milliseconds a search."""
-        try:
-            return self._shortest[item]
-        except KeyError:
-            pass
-        found = self._search_shortest(item, fuel)
-        if len(self._shortest) >= _SHORTEST_ENTRIES:
-            self._shortest.clear()
-        self._shortest[item] = found
-        return found
-
-    def _search_shortest(self, item: int, fuel: int) -> bytes | None:
+        """Shortest (then least) byte string matched by ``item``, or None if there is none."""
         found = self._plain_member_shortest(item, fuel)
         if found is not None:
             return found
@@ -1011,8 +996,6 @@ _INFINITE_FUEL = 4096
 #: The longest shortest string of a plain member ``_short_witness`` tries: a certificate worth
 #: having only while it is cheap.
 _SHORT_WITNESS = 64
-#: Answers ``_search_nullable`` keeps before it starts over.
-_SHORTEST_ENTRIES = 1 << 16
 _shared: ExprSet | None = None
 _shared_lock = threading.Lock()
 

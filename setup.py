@@ -1,5 +1,5 @@
 """The compiled part of the build: the expression store and the lexer's cells
-(``grammar_decode/ir/_exprs.c``, ``_cells.c``), the trie walk kernels (``grammar_decode/masking/_walk.c``) and
+(``grammar_decode/ir/_exprs.c``, ``_cells.c``), the parse states (``grammar_decode/engine/_parse.c``), the trie walk kernels (``grammar_decode/masking/_walk.c``) and
 the masked-logits kernel (``grammar_decode/masking/_logits.c``), the CPython C API, no other
 dependency. ``optional``: where no C compiler is found the package still installs, and masks use
 the Python walks and numpy (one warning says so). Everything else is in ``pyproject.toml``."""
@@ -8,6 +8,8 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("grammar_decode.ir._exprs", ["grammar_decode/ir/_exprs.c", "grammar_decode/ir/_cells.c"],
                              depends=["grammar_decode/ir/_exprs.h"],
+                             extra_compile_args=["-O2"], optional=True),
+                   Extension("grammar_decode.engine._parse", ["grammar_decode/engine/_parse.c"],
                              extra_compile_args=["-O2"], optional=True),
                    Extension("grammar_decode.masking._walk", ["grammar_decode/masking/_walk.c"],
                              extra_compile_args=["-O2"], optional=True),

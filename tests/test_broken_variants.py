@@ -8,6 +8,7 @@ must report at least one failure for every variant, and none for the unpatched e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Callable
 
@@ -21,6 +22,8 @@ require("regex")
 
 import grammar_decode as gd  # noqa: E402
 from grammar_decode.engine import parser as parser_module
+from grammar_decode.engine import parser_compiled as parser_compiled_module
+from grammar_decode.engine import parser_tables as parser_tables_module
 from grammar_decode.frontends.json_schema import lexemes as json_lexemes
 from grammar_decode.ir.regex import ExprSet, shared_exprs
 from grammar_decode.masking import masker as masker_module
@@ -104,14 +107,24 @@ def clamped_counter(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def dropped_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parser never predicts the last alternative of a rule that has several."""
-    original = parser_module.Parser.__init__
+    """The parser never predicts the last alternative of a rule that has several (its tables
+    lose it, for the reference parser and the compiled one alike; the process-wide cache of
+    tables keeps the right ones)."""
+    original = parser_tables_module.parser_tables
 
-    def init(self: parser_module.Parser, grammar, max_size: int | None = None) -> None:
-        original(self, grammar, max_size)
-        self.firsts = [f[:-1] if len(f) >= 2 else f for f in self.firsts]
+    def broken(grammar, max_size: int | None = None):  # type: ignore[no-untyped-def]
+        tables, names = original(grammar, max_size)
+        symbols = tables.symbols
+        firsts = tuple(f[:-1] if len(f) >= 2 else f for f in tables.firsts)
+        lexeme_firsts = tuple(tuple(p for p in f if 0 <= symbols[p] < parser_tables_module.END) for f in firsts)
+        other_firsts = tuple(tuple(p for p in f if not 0 <= symbols[p] < parser_tables_module.END) for f in firsts)
+        flat = parser_tables_module._flat_arrays(symbols, lexeme_firsts, other_firsts, tables.nesting,
+                                                 len(grammar.lexeme_exprs))
+        return dataclasses.replace(tables, firsts=firsts, lexeme_firsts=lexeme_firsts, other_firsts=other_firsts,
+                                   flat=flat), names
 
-    monkeypatch.setattr(parser_module.Parser, "__init__", init)
+    monkeypatch.setattr(parser_module, "parser_tables", broken)
+    monkeypatch.setattr(parser_compiled_module, "parser_tables", broken)
 
 
 def wrong_escape(monkeypatch: pytest.MonkeyPatch) -> None:

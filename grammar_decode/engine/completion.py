@@ -26,7 +26,7 @@ from ..lru import ByteBoundedLRU
 from .lexer import DEAD
 from ..ir.grammar import INFINITE, shortest_derivations
 from ..limits import active, check_deadline
-from .parser import END, ROOT, Cont, ParseState
+from .parser import END, ParseState
 from .recognizer import Recognizer, State
 
 _MISSING = object()
@@ -54,8 +54,6 @@ class Completions:
         self._rest: list[float] | None = None
         self._build_lock = threading.Lock()
         self._links: ByteBoundedLRU[tuple[int, State] | None] = ByteBoundedLRU(max_cache_bytes)
-        self._cont_cost: "weakref.WeakKeyDictionary[Cont, int]" = weakref.WeakKeyDictionary()
-        self._parse_cost: "weakref.WeakKeyDictionary[ParseState, int]" = weakref.WeakKeyDictionary()
         self._after: "weakref.WeakKeyDictionary[ParseState, dict[int, int]]" = weakref.WeakKeyDictionary()
 
     @property
@@ -67,7 +65,9 @@ class Completions:
     def _build(self) -> list[float]:
         with self._build_lock:  # one build, whichever thread asks first
             if self._rest is None:
-                self._rest = self._compute()
+                rest = self._compute()
+                self.recognizer.parser.set_rest(rest)
+                self._rest = rest
             return self._rest
 
     def _compute(self) -> list[float]:
@@ -103,43 +103,11 @@ class Completions:
             rest[position] = min(INFINITE, own + rest[position + 1])
         return rest
 
-    def cont_cost(self, cont: Cont) -> int:
-        """Fewest bytes from a return point to the end of the text."""
-        if cont is ROOT:
-            return 0
-        memo = self._cont_cost
-        found = memo.get(cont)
-        if found is not None:
-            return found
-        rest = self.rest
-        # iterative post-order: stacks can be deep
-        stack = [cont]
-        while stack:
-            top = stack[-1]
-            pending = [p for p in top.parents if p is not ROOT and p not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            if top in memo:
-                continue
-            below = min((0 if p is ROOT else memo[p]) for p in top.parents)
-            memo[top] = min(INFINITE, rest[top.position] + below)
-        return memo[cont]
-
-    def parse_cost(self, parse: ParseState) -> int:
-        """Fewest bytes that complete the text from a lexeme boundary with this parse."""
-        found = self._parse_cost.get(parse)
-        if found is None:
-            if parse.accepting:
-                found = 0
-            else:
-                found, rest = INFINITE, self.rest
-                for position, conts in parse.threads:
-                    below = min(self.cont_cost(c) for c in conts)
-                    found = min(found, rest[position] + below)
-            self._parse_cost[parse] = found
-        return found
+    def parse_cost(self, parse: ParseState) -> float:
+        """Fewest bytes that complete the text from a lexeme boundary with this parse (the
+        parser's ``parse_cost``, memoised there)."""
+        self.rest  # noqa: B018 (built on first use, and handed to the parser)
+        return self.recognizer.parser.parse_cost(parse)
 
     def lexer_cost(self, lex: int, parse: ParseState) -> int:
         """Fewest bytes completing the text when the current lexeme (begun, not fresh) is in
@@ -169,13 +137,8 @@ class Completions:
         found = self._after.get(parse)
         if found is not None:
             return found
-        symbols, rest = self.recognizer.parser.symbols, self.rest
-        out: dict[int, int] = {}
-        for position, conts in parse.threads:
-            cost = min(INFINITE, rest[position + 1] + min(self.cont_cost(c) for c in conts))
-            lexeme = symbols[position]
-            if cost < out.get(lexeme, INFINITE):
-                out[lexeme] = cost
+        self.rest  # noqa: B018 (built on first use, and handed to the parser)
+        out = self.recognizer.parser.after_costs(parse)
         self._after[parse] = out
         return out
 

@@ -29,12 +29,12 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from typing import Iterable, TypeVar
+from typing import Iterable, Sequence, TypeVar
 
 from _weakref import _remove_dead_weakref  # what WeakValueDictionary's callbacks use
 
 from ..errors import GrammarAdmitsNothing
-from ..ir.grammar import Grammar
+from ..ir.grammar import INFINITE, Grammar
 from .parser_tables import END, NestingTables, parser_tables
 
 
@@ -145,6 +145,9 @@ class Parser:
         self._conts: dict[tuple, weakref.ReferenceType[Cont]] = {}
         self._states: dict[tuple, weakref.ReferenceType[ParseState]] = {}
         self._lock = threading.Lock()
+        self._rest: Sequence[float] | None = None
+        self._cont_cost: "weakref.WeakKeyDictionary[Cont, float]" = weakref.WeakKeyDictionary()
+        self._parse_cost: "weakref.WeakKeyDictionary[ParseState, float]" = weakref.WeakKeyDictionary()
         self.limit = None if tables.nesting is None else _DepthLimit(grammar.max_depth, tables.nesting)  # type: ignore[arg-type]
         threads: Contributions = {}
         for position in tables.firsts[tables.start]:
@@ -299,6 +302,80 @@ class Parser:
                 return False
             state = state.scan(frozenset((lexeme,)))
         return state is not None and state.accepting
+
+    def live_states(self) -> int:
+        """How many parse states are alive (held by a matcher, a cache or a caller)."""
+        with self._lock:
+            return sum(1 for reference in list(self._states.values()) if reference() is not None)
+
+    # -- completion costs (engine/completion.py) -----------------------------------------------
+
+    def set_rest(self, rest: Sequence[float]) -> None:
+        """The fewest bytes from each position to the end of its alternative
+        (``Completions.rest``), which the costs below read. The first table given is kept: every
+        caller computes the same one from the grammar."""
+        with self._lock:
+            if self._rest is None:
+                self._rest = rest
+
+    def cont_cost(self, cont: Cont) -> float:
+        """Fewest bytes from a return point to the end of the text (memoised weakly on it)."""
+        if cont is ROOT:
+            return 0
+        memo = self._cont_cost
+        found = memo.get(cont)
+        if found is not None:
+            return found
+        rest = self._rest
+        if rest is None:
+            raise RuntimeError("set_rest first")
+        stack = [cont]  # iterative post-order: stacks can be deep
+        while stack:
+            top = stack[-1]
+            pending = [p for p in top.parents if p is not ROOT and p not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if top in memo:
+                continue
+            below = min((0 if p is ROOT else memo[p]) for p in top.parents)
+            memo[top] = min(INFINITE, rest[top.position] + below)
+        return memo[cont]
+
+    def parse_cost(self, parse: ParseState) -> float:
+        """Fewest bytes that complete the text from a lexeme boundary with this parse (the
+        cheapest thread: the rest of its alternative and its cheapest return point)."""
+        found = self._parse_cost.get(parse)
+        if found is None:
+            if parse.accepting:
+                found = 0
+            else:
+                rest = self._rest
+                if rest is None:
+                    raise RuntimeError("set_rest first")
+                found = INFINITE
+                for position, conts in parse.threads:
+                    below = min(self.cont_cost(c) for c in conts)
+                    found = min(found, rest[position] + below)
+            self._parse_cost[parse] = found
+        return found
+
+    def after_costs(self, parse: ParseState) -> dict[int, float]:
+        """For each lexeme a thread of ``parse`` expects: the fewest bytes completing the text
+        after it, ``parse_cost(parse.scan({lexeme}))`` without the scan: the rest of the thread's
+        alternative (``rest[p + 1]``) and its cheapest return point."""
+        rest = self._rest
+        if rest is None:
+            raise RuntimeError("set_rest first")
+        symbols = self.symbols
+        out: dict[int, float] = {}
+        for position, conts in parse.threads:
+            cost = min(INFINITE, rest[position + 1] + min(self.cont_cost(c) for c in conts))
+            lexeme = symbols[position]
+            if cost < out.get(lexeme, INFINITE):
+                out[lexeme] = cost
+        return out
 
 
 class _DepthLimit:

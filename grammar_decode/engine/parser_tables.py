@@ -22,7 +22,7 @@ states and return points) stays its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from ..lru import ByteBoundedLRU
 from .transform import empty_lexemes, rewrite, too_large
 
 END = 1 << 62  # the symbol past the last of an alternative (neither a lexeme nor a rule)
+#: ``END`` in the int32 arrays of ``ParserTables.flat``
+END32 = (1 << 31) - 1
 
 #: Bytes the process-wide cache of tables holds (estimated: 64 per symbol and per rule).
 CACHE_BYTES = 64 << 20
@@ -70,6 +72,11 @@ class ParserTables:
     peak_size: int
     #: the nesting analysis, where the grammar has a depth limit
     nesting: NestingTables | None
+    #: the same tables as flat arrays for the compiled parser (``parser_compiled.py``): symbols
+    #: (int32, ``END`` as ``END32``), per rule the offsets into and the first positions of the
+    #: alternatives beginning with a lexeme and of the others (int32, CSR), and per lexeme
+    #: ``net``, per position ``peak_rest`` and ``net_rest`` (int64; empty without a depth limit)
+    flat: tuple[np.ndarray, ...] = field(compare=False, repr=False)
 
     def names(self, grammar: Grammar) -> list[str]:
         """The rule names of the rewritten grammar, for a ``grammar`` of this structure."""
@@ -129,12 +136,35 @@ def build_tables(grammar: Grammar, max_size: int, empty: frozenset[int] | None =
         analysis = _Nesting(flat, rule_firsts, rewritten.names, len(grammar.lexeme_exprs), grammar.nesting)
         nesting = NestingTables(analysis.net, analysis.peak_rest, analysis.net_rest)
         check_deadline()
+    lexeme_firsts = tuple(tuple(p for p in starts if 0 <= flat[p] < END) for starts in rule_firsts)
+    other_firsts = tuple(tuple(p for p in starts if not 0 <= flat[p] < END) for starts in rule_firsts)
     return ParserTables(
-        symbols=flat, firsts=rule_firsts,
-        lexeme_firsts=tuple(tuple(p for p in starts if 0 <= flat[p] < END) for starts in rule_firsts),
-        other_firsts=tuple(tuple(p for p in starts if not 0 <= flat[p] < END) for starts in rule_firsts),
+        symbols=flat, firsts=rule_firsts, lexeme_firsts=lexeme_firsts, other_firsts=other_firsts,
         start=rewritten.start, start_nullable=rewritten.start_nullable, new_rules=tuple(rewritten.new_rules),
-        peak_size=rewritten.peak_size, nesting=nesting)
+        peak_size=rewritten.peak_size, nesting=nesting,
+        flat=_flat_arrays(flat, lexeme_firsts, other_firsts, nesting, len(grammar.lexeme_exprs)))
+
+
+def _flat_arrays(symbols: tuple[int, ...], lexeme_firsts: tuple[tuple[int, ...], ...],
+                 other_firsts: tuple[tuple[int, ...], ...], nesting: NestingTables | None,
+                 lexeme_count: int) -> tuple[np.ndarray, ...]:
+    """``ParserTables.flat`` (see there). O(grammar), in numpy."""
+    flat = np.array(symbols, dtype=np.int64)
+    flat[flat == END] = END32
+    out = [flat.astype(np.int32)]
+    for per_rule in (lexeme_firsts, other_firsts):
+        out.append(np.cumsum([0, *map(len, per_rule)], dtype=np.int64).astype(np.int32))
+        out.append(np.fromiter((p for starts in per_rule for p in starts), dtype=np.int32))
+    if nesting is None:
+        out += [np.zeros(0, dtype=np.int64)] * 3
+    else:
+        net = np.zeros(lexeme_count, dtype=np.int64)
+        for lexeme in range(lexeme_count):
+            net[lexeme] = nesting.net.get(lexeme, 0)
+        out += [net, np.array(nesting.peak_rest, dtype=np.int64), np.array(nesting.net_rest, dtype=np.int64)]
+    for array in out:
+        array.flags.writeable = False
+    return tuple(out)
 
 
 def cache_info() -> dict[str, int]:

@@ -26,7 +26,8 @@ from typing import Iterable, Union
 from ..limits import check_deadline
 from ..ir.grammar import Grammar
 from .lexer import DEAD, Lexer
-from .parser import ParseState, Parser
+from .parser import ParseState
+from .parser_compiled import new_parser
 
 State = tuple[int, ParseState, bool]
 
@@ -38,7 +39,7 @@ class Recognizer:
         self.grammar = grammar
         self.exprs = grammar.exprs
         self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs, grammar.guards)
-        self.parser = Parser(grammar, max_size)
+        self.parser = new_parser(grammar, max_size)
         check_deadline()
         self.initial: State = self.boundary(self.parser.initial)
         check_deadline()

@@ -6,6 +6,7 @@ them; deliberately broken stores caught."""
 from __future__ import annotations
 
 import gc
+import os
 import random
 import threading
 
@@ -21,8 +22,6 @@ from grammar_decode.errors import GrammarAdmitsNothing
 from grammar_decode.ir.grammar import INFINITE, Grammar
 
 from helpers import COMBINATOR_SCHEMAS, run_in_threads
-
-pytestmark = pytest.mark.skipif(parser_compiled._parse is None, reason="the compiled parser is not built")
 
 
 class Canon:
@@ -187,11 +186,14 @@ def test_json_schema_grammars_along_random_walks(name: str) -> None:
     _walk(pair, random.Random(7), 600, len(grammar.lexeme_exprs))
 
 
-def test_the_recognizer_uses_the_compiled_parser() -> None:
-    if not parser_compiled.COMPILED:
-        pytest.skip("GRAMMAR_DECODE_WALK=python selects the reference")
+def test_the_compiled_parser_is_built_and_used() -> None:
+    """The build makes the extension, and the recognizer uses it unless the references are asked
+    for (``GRAMMAR_DECODE_WALK=python``: the reference parser then)."""
+    assert parser_compiled._parse is not None
+    python = os.environ.get("GRAMMAR_DECODE_WALK") == "python"
+    assert parser_compiled.COMPILED is not python
     grammar = gd.compile_json_schema({"type": "array"})
-    assert isinstance(grammar.recognizer.parser, CompiledParser)
+    assert isinstance(grammar.recognizer.parser, Parser if python else CompiledParser)
     assert grammar.accepts("[1, [2, {}]]") and not grammar.accepts("[1, ]")
 
 

@@ -49,6 +49,10 @@
 #define EMPTY_SET 0
 #define ROOT_SET 1
 #define COST_INF ((int64_t)1 << 60)
+/* Levels of return points a merge recurses through before it gives up with RecursionError (the
+   reference's recursion stops near 1,000 Python frames; a C frame here is ~200 bytes, so this
+   stays far inside a thread's stack) */
+#define MAX_MERGE_DEPTH 5000
 
 typedef struct { int32_t *data; Py_ssize_t len, cap; } Vec;
 
@@ -452,7 +456,7 @@ static int memo_add(Store *S, uint32_t h, const int32_t *items, int32_t n, int32
 /* The canonical set of the conts items[0:n] (sorted, distinct; copied here before anything is
    made): one cont per position, the parents of those at one position merged in turn. */
 static int32_t merge(Store *S, const int32_t *given, int32_t n, int depth) {
-    if (depth > 100000) {
+    if (depth > MAX_MERGE_DEPTH) {
         PyErr_SetString(PyExc_RecursionError, "return points nested too deeply to merge");
         return NONE;
     }

@@ -122,6 +122,7 @@ typedef struct {
     uint64_t *seen_keys; uint32_t *seen_stamp; uint32_t seen_mask, stamp; int32_t seen_count;
     Vec memo_keys;  /* a merge's memo: [hash, count, result, items...] records */
     Vec memo_index; /* open addressing over memo_keys offsets */
+    Py_ssize_t memo_entries;
 } Store;
 
 typedef struct {
@@ -419,14 +420,12 @@ static int32_t memo_find(Store *S, uint32_t h, const int32_t *items, int32_t n) 
 
 static int memo_add(Store *S, uint32_t h, const int32_t *items, int32_t n, int32_t result) {
     Vec *index = &S->memo_index;
-    Py_ssize_t entries = 0;
     if (!index->len) {
         if (vec_reserve(index, 64) < 0) return -1;
         index->len = 64;
         memset(index->data, 0xff, 64 * sizeof(int32_t));
     } else {
-        for (Py_ssize_t i = 0; i < index->len; i++) entries += index->data[i] >= 0;
-        if (2 * (entries + 1) > index->len) {  /* rebuild twice as large */
+        if (2 * (S->memo_entries + 1) > index->len) {  /* rebuild twice as large */
             Py_ssize_t size = 2 * index->len;
             index->len = 0;
             if (vec_reserve(index, size) < 0) return -1;
@@ -450,6 +449,7 @@ static int memo_add(Store *S, uint32_t h, const int32_t *items, int32_t n, int32
     uint32_t mask = (uint32_t)index->len - 1, b = h & mask;
     while (index->data[b] >= 0) b = (b + 1) & mask;
     index->data[b] = (int32_t)at;
+    S->memo_entries++;
     return 0;
 }
 
@@ -767,6 +767,7 @@ static int32_t make_state(Store *S, int accepting, int32_t depth, int *none) {
             if (!copy) { PyErr_NoMemory(); goto fail; }
             memcpy(copy, items->data, (size_t)items->len * sizeof(int32_t));
             S->memo_keys.len = 0;
+            S->memo_entries = 0;
             if (S->memo_index.len) memset(S->memo_index.data, 0xff, (size_t)S->memo_index.len * sizeof(int32_t));
             conts = merge(S, copy, (int32_t)items->len, 0);
             free(copy);

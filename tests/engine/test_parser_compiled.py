@@ -99,11 +99,13 @@ class Lockstep:
 
 @st.composite
 def _grammars(draw: st.DrawFn) -> tuple[int, list[list[tuple[int, ...]]], bool]:
-    """(lexeme count, rules, whether a fourth lexeme is ignored): 1-4 rules over 3 lexemes, alternatives
-    of 0-5 symbols, ambiguous and nullable recursion included (as ``test_transform``'s)."""
-    lexemes, count = 3, draw(st.integers(1, 4))
+    """(lexeme count, rules, whether a third lexeme is ignored): 1-4 rules over 2 lexemes,
+    alternatives of 0-5 symbols with at most two rules among them, ambiguous and nullable
+    recursion included (``test_transform``'s shapes: three rules in one alternative made
+    grammars whose reference parse of four lexemes took minutes and gigabytes)."""
+    lexemes, count = 2, draw(st.integers(1, 4))
     symbol = st.one_of(st.integers(0, lexemes - 1), st.integers(0, count - 1).map(lambda r: ~r))
-    alternative = st.lists(symbol, max_size=5).filter(lambda alt: sum(s < 0 for s in alt) <= 3).map(tuple)
+    alternative = st.lists(symbol, max_size=5).filter(lambda alt: sum(s < 0 for s in alt) <= 2).map(tuple)
     rules = [draw(st.lists(alternative, min_size=1, max_size=3)) for _ in range(count)]
     return lexemes, rules, draw(st.booleans())
 
@@ -135,7 +137,7 @@ def test_every_state_up_to_four_lexemes_equals_the_reference(drawn) -> None:
             Parser(grammar)
         return
     pair.check(pair.reference.initial, pair.compiled.initial)
-    choices = [frozenset((i,)) for i in ids] + [frozenset(ids[:2])]
+    choices = [frozenset((i,)) for i in ids] + [frozenset(ids[:2])]  # a text matching both lexemes
     frontier = [(pair.reference.initial, pair.compiled.initial)]
     for _ in range(4):
         following = []

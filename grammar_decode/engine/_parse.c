@@ -307,7 +307,6 @@ static inline int hold(Store *S, int32_t set) {
 }
 
 static void drop_temps(Store *S) {
-    /* temps may grow while released sets cascade? no: release never holds */
     for (Py_ssize_t i = S->temps.len - 1; i >= 0; i--) release(S, 0, S->temps.data[i]);
     S->temps.len = 0;
 }
@@ -675,8 +674,6 @@ static int expand(Store *S, int32_t position, int32_t set) {
     return accepted;
 }
 
-static int cmp_thread(const void *a, const void *b) { return cmp_int32(a, b); }
-
 /* The expected set of threads (symbols at their positions, the ignored lexemes added), interned
    and held by the caller (its refs counted up). */
 static int32_t expect_intern(Store *S, const int32_t *threads, int32_t count) {
@@ -743,7 +740,7 @@ static int32_t make_state(Store *S, int accepting, int32_t depth, int *none) {
     Py_ssize_t ntouched = S->touched.len;
     int32_t *threads = malloc((size_t)(2 * ntouched + 1) * sizeof(int32_t));
     if (!threads) { PyErr_NoMemory(); goto clear; }
-    qsort(S->touched.data, (size_t)ntouched, sizeof(int32_t), cmp_thread);
+    qsort(S->touched.data, (size_t)ntouched, sizeof(int32_t), cmp_int32);
     int32_t count = 0;
     for (Py_ssize_t t = 0; t < ntouched; t++) {
         int32_t position = S->touched.data[t];

@@ -52,7 +52,7 @@ from ...ir.grammar import Grammar, Symbol
 from ...ir.regex import ExprSet
 from . import a_labels
 from .formats import DRAFT_FORMATS, FORMAT_MAX_LENGTH, FORMATS, HOSTNAME_WITH_A_LABELS, NUMBER_FORMATS
-from .lexemes import JsonLexemes, json_string_chars
+from .lexemes import ANY_CODE_POINT, JsonLexemes, json_string_chars
 from .arrays import array_alternatives
 from .keywords import (ANNOTATIONS, EVALUATES_NOTHING, NOT_INTEGRAL, NOT_PATTERNS, NOT_STRINGS, SIDES, TYPES,
                        UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, MemoResolve, non_negative_int, pointer_join)
@@ -101,7 +101,7 @@ _PRODUCT_PROOFS = 10_000
 _CLASHING = ("if", "oneOf", "not", "dependentSchemas", "dependencies")
 
 #: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
-_CODE_POINTS = utf8.complement([utf8.SURROGATES])
+_CODE_POINTS = ANY_CODE_POINT
 
 
 def json_text(value: Any, separators: tuple[str, str] = (",", ":"), ensure_ascii: bool = False) -> bytes:

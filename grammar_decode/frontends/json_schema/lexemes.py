@@ -227,6 +227,9 @@ def _json_string_chars(exprs: ExprSet, wanted: utf8.Ranges) -> int:
     return exprs.alt(*options)
 
 
+#: Every character a JSON string may hold (a code point that is not a surrogate).
+ANY_CODE_POINT = utf8.complement([utf8.SURROGATES])
+
 #: Characters JSON lets stand unescaped inside a string.
 _RAW = utf8.complement([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
 
@@ -251,16 +254,10 @@ def string_expr(grammar: Grammar) -> int:
 
 
 def _string_expr(exprs: ExprSet) -> int:
-    plain = utf8.code_points(exprs, utf8.complement([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]))
-    hexdigit = exprs.byteset(byte_mask(b"0123456789abcdefABCDEF"))
-    hex_not_d = exprs.byteset(byte_mask(b"0123456789abcefABCEF"))
-    simple = exprs.concat(exprs.literal(b"\\"), exprs.byteset(byte_mask(b'"\\/bfnrt')))
-    u = exprs.literal(b"\\u")
-    bmp = exprs.concat(u, exprs.alt(exprs.concat(hex_not_d, hexdigit, hexdigit, hexdigit),
-                                    exprs.concat(exprs.byteset(byte_mask(b"dD")), exprs.byteset(byte_range(0x30, 0x37)),
-                                                 hexdigit, hexdigit)))
-    high = exprs.concat(u, exprs.byteset(byte_mask(b"dD")), exprs.byteset(byte_mask(b"89abAB")), hexdigit, hexdigit)
-    low = exprs.concat(u, exprs.byteset(byte_mask(b"dD")), exprs.byteset(byte_mask(b"cdefCDEF")), hexdigit, hexdigit)
-    char = exprs.alt(plain, simple, bmp, exprs.concat(high, low))
+    # the characters as ``json_string_chars`` spells every code point, the very node that patterns
+    # and lengths over any character build (``.``, ``maxLength``): an intersection or difference
+    # of this string with theirs then meets equal nodes, which the expression store simplifies,
+    # instead of two spellings of one language that only a search over derivatives tells apart
+    char = json_string_chars(exprs, ANY_CODE_POINT)
     quote = exprs.literal(b'"')
     return exprs.concat(quote, exprs.star(char), quote)

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from documents import SLOW_OK, grammar_for, is_valid, literal_text
-from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.frontends.json_schema.lexemes import (ANY_CODE_POINT, EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX,
+                                                        json_string_chars, string_expr)
 import grammar_decode as gd
 
 
@@ -224,3 +225,23 @@ def test_unicode_escape_sequences_exact() -> None:
             wrong.append(doc)
     assert len(sequences) > 5000
     assert not wrong, wrong[:10]
+
+
+def test_the_string_lexeme_spells_characters_as_any_character_does() -> None:
+    """The string lexeme is ``"`` (any character)* ``"`` with the very node that ``maxLength``,
+    ``.`` in a pattern and the key regions build for "any character" (``json_string_chars`` over
+    every code point): two spellings of one language met in a key region's intersection could
+    only be told apart by a search over derivatives, in the middle of a mask."""
+    grammar = gd.compile_json_schema({"type": "string"})
+    exprs = grammar.recognizer.exprs
+
+    class _Grammar:  # string_expr reads only the expression set
+        pass
+
+    holder = _Grammar()
+    holder.exprs = exprs  # type: ignore[attr-defined]
+    quote = exprs.literal(b'"')
+    any_char = json_string_chars(exprs, ANY_CODE_POINT)
+    assert string_expr(holder) == exprs.concat(quote, exprs.star(any_char), quote)  # type: ignore[arg-type]
+    for text, valid in ((b'"a\\u00e9\\ud83d\\ude00\xc3\xa9"', True), (b'"\\ud800"', False), (b'"\\x"', False)):
+        assert grammar.recognizer.accepts(text) is valid, text

@@ -402,6 +402,13 @@ static int32_t mk_both(Store *s, const int32_t *items, Py_ssize_t count) {
         goto done;
     }
     if (members.n == 1) { result = members.items[0]; goto done; }
+    /* a member and its complement: nothing (regex.py's both, the same rule) */
+    for (Py_ssize_t i = 0; i < members.n; i++) {
+        const Node *m = &s->nodes[members.items[i]];
+        if (m->kind != NOT_KIND) continue;
+        for (Py_ssize_t j = 0; j < members.n; j++)
+            if (members.items[j] == (int32_t)m->a) { result = NOTHING; goto done; }
+    }
     result = intern(s, AND_KIND, nullable_of(s, members.items, members.n, 1), 0, 0, 0, members.items, members.n, NULL,
                     NULL);
 done:

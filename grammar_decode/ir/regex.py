@@ -223,7 +223,8 @@ class ExprSet(CountedIntersections):
         return self._node(OR_KIND, ordered, any(self.nullable[m] for m in ordered))
 
     def both(self, *items: int) -> int:
-        """The intersection of ``items`` (``ANYTHING`` when there are none)."""
+        """The intersection of ``items`` (``ANYTHING`` when there are none; ``NOTHING`` when one
+        is another's complement)."""
         members: set[int] = set()
         for item in items:
             kind = self.kind[item]
@@ -243,6 +244,10 @@ class ExprSet(CountedIntersections):
             return self.byteset(mask)
         if len(members) == 1:
             return next(iter(members))
+        if any(self.kind[m] == NOT_KIND and self.args[m] in members for m in members):
+            # a member and its complement: nothing (without it, ``is_empty`` would search the
+            # derivatives of e.g. a key region ``string & ¬string`` to tell; ``_exprs.c`` alike)
+            return NOTHING
         ordered = tuple(sorted(members))
         return self._node(AND_KIND, ordered, all(self.nullable[m] for m in ordered))
 

@@ -90,6 +90,21 @@ def test_random_operations_give_the_same_nodes(steps: list) -> None:
     assert _mismatch(python, compiled, results) is None
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_member_and_its_complement_intersect_to_nothing(compiled: bool) -> None:
+    """``x & ¬x`` is NOTHING by construction, nested intersections included, in both stores;
+    ``x & ¬y`` for another ``y`` stays an intersection (not empty), and so do its derivatives."""
+    exprs = ExprSet(compiled=compiled)
+    word = exprs.concat(exprs.literal(b"k"), exprs.star(exprs.byteset(byte_mask(b"abc"))))
+    other = exprs.literal(b"kab")
+    assert exprs.difference(word, word) == regex.NOTHING
+    assert exprs.both(exprs.both(word, other), exprs.negate(word)) == regex.NOTHING
+    assert exprs.both(exprs.negate(word), word, exprs.negate(other)) == regex.NOTHING
+    region = exprs.difference(word, other)
+    assert exprs.kind[region] == regex.AND_KIND and not exprs.is_empty(region)
+    assert exprs.derive_bytes(region, b"kab") == exprs.difference(exprs.derive_bytes(word, b"kab"), regex.EPSILON)
+
+
 def _closure(exprs: ExprSet, roots: list[int], limit: int) -> list[int]:
     """Every derivative of ``roots`` by one byte per class, breadth first, up to ``limit`` nodes,
     in a fixed order (so both stores walk the same way)."""

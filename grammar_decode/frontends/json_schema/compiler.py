@@ -100,9 +100,6 @@ _PRODUCT_PROOFS = 10_000
 #: those parts are rewritten into ``anyOf``/``allOf`` first (``_rewrite_clashes``).
 _CLASHING = ("if", "oneOf", "not", "dependentSchemas", "dependencies")
 
-#: Every code point a JSON string can hold (surrogates only inside escaped pairs, as one character).
-_CODE_POINTS = ANY_CODE_POINT
-
 
 def json_text(value: Any, separators: tuple[str, str] = (",", ":"), ensure_ascii: bool = False) -> bytes:
     """JSON text of ``value`` as UTF-8 (compact, raw UTF-8 by default); ``SchemaError`` for values
@@ -424,12 +421,12 @@ class JsonSchemaCompiler:
         if fmt_regex is not None:
             bodies.append(translate(exprs, fmt_regex, encode=self.string_chars))
             if fmt in FORMAT_MAX_LENGTH:
-                bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), 0, FORMAT_MAX_LENGTH[fmt]))
+                bodies.append(exprs.repeat(json_string_chars(exprs, ANY_CODE_POINT), 0, FORMAT_MAX_LENGTH[fmt]))
         if low or high is not None:
             # lengths count code points of the decoded text: one JSON-encoded character each
-            bodies.append(exprs.repeat(json_string_chars(exprs, _CODE_POINTS), low, high))
+            bodies.append(exprs.repeat(json_string_chars(exprs, ANY_CODE_POINT), low, high))
         for one in unmatched:  # strings the pattern does not find (not: {pattern})
-            bodies.append(exprs.difference(exprs.star(json_string_chars(exprs, _CODE_POINTS)),
+            bodies.append(exprs.difference(exprs.star(json_string_chars(exprs, ANY_CODE_POINT)),
                                            self.pattern_body(one, pointer, "either")))
         body = bodies[0] if len(bodies) == 1 else exprs.both(*bodies)
         quote = exprs.literal(b'"')

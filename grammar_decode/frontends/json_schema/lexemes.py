@@ -227,7 +227,8 @@ def _json_string_chars(exprs: ExprSet, wanted: utf8.Ranges) -> int:
     return exprs.alt(*options)
 
 
-#: Every character a JSON string may hold (a code point that is not a surrogate).
+#: Every character a JSON string may hold: a code point that is not a surrogate (surrogates only
+#: inside escaped pairs, as one character).
 ANY_CODE_POINT = utf8.complement([utf8.SURROGATES])
 
 #: Characters JSON lets stand unescaped inside a string.

@@ -1,7 +1,7 @@
 /* The lexeme walk of masking/walk.py over flat arrays, in C.
 
    walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached
-               [, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell])
+               [, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell, node_token])
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state, each plus STORED (2): the next
@@ -24,10 +24,14 @@
    reached:           int32 out, n entries: each state seen turns to 1, once.
    mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries, 3 leaves out
                       the last token of each node from bits.
-   node_token_start, node_token_ids, bits: where given (as set_token_bits takes them), the tokens
-                      of each allowed node are set in bits as the walk goes, and nodes is not
-                      written (it may be empty): the mask in the same pass, not a second one over
-                      a list of nodes.
+   node_token_start, node_token_ids, bits: where given (as set_token_bits takes them, with
+                      node_token), the tokens of the allowed nodes are set in bits, and nodes holds
+                      not nodes but those tokens on the way (room for every token of the trie plus
+                      one): the walk writes each node's token there without a branch, and the bits
+                      are set from that list after the loop. Setting them inside the loop, a load
+                      and a store at a random place of the mask per node behind a branch of
+                      unpredictable length (0 or 1 tokens), cost 2.5x the walk itself on Llama-3's
+                      full trie (docs/compiled-core.md).
 
    make:              where given (not None), called as make(state, byte) with the GIL held for
                       each missing transition: it makes the transition, writes it into the table
@@ -41,6 +45,9 @@
                       maker in C, called with no Python frame between); make is called only where
                       it leaves the cell to Python (answers None) or the table held is not the
                       current one.
+
+   node_token:        int32 per node, required with bits: the token spelled at the node where it
+                      spells one, -1 where none, -2 where several (read from node_token_start/ids).
 
    pure, rest_first:  where given (not None), the walk leaves out what a slice (masking/slices.py)
                       has already decided: below each depth-1 node whose byte b has rest_first[b]
@@ -242,12 +249,12 @@ static inline int set_node_tokens(int64_t node, const int64_t *start, const int6
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
         *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None,
-        *o_pure = Py_None, *o_rest = Py_None, *o_cell = Py_None;
+        *o_pure = Py_None, *o_rest = Py_None, *o_cell = Py_None, *o_single = Py_None;
     long start, resume;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &resume,
-                          &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
-                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest, &o_cell))
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start,
+                          &resume, &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
+                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest, &o_cell, &o_single))
         return NULL;
     if (valid_cell(o_cell, "walk_lexeme")) return NULL;
     if ((o_pure == Py_None) != (o_rest == Py_None)) {
@@ -259,9 +266,9 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         return NULL;
     }
     held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached,
-        b_tstart, b_tids, b_bits, b_pure, b_rest;
+        b_tstart, b_tids, b_bits, b_pure, b_rest, b_single;
     held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
-                          &b_seen, &b_reached, &b_tstart, &b_tids, &b_bits, &b_pure, &b_rest};
+                          &b_seen, &b_reached, &b_tstart, &b_tids, &b_bits, &b_pure, &b_rest, &b_single};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
     walk_inputs w;
@@ -274,7 +281,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         goto done;
     const int with_bits = o_bits != Py_None;
     if (with_bits && (take(o_tstart, &b_tstart, 8, 0, "node_token_start") || take(o_tids, &b_tids, 8, 0, "node_token_ids") ||
-                      take(o_bits, &b_bits, 1, 1, "bits")))
+                      take(o_bits, &b_bits, 1, 1, "bits") || take(o_single, &b_single, 4, 0, "node_token")))
         goto done;
     const int skipping = o_pure != Py_None;
     if (skipping && (take(o_pure, &b_pure, 1, 0, "pure") || take(o_rest, &b_rest, 1, 0, "rest_first")))
@@ -293,6 +300,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         Py_ssize_t seen_len = b_seen.view.len;
         const Py_ssize_t stack_len = b_stack.view.len / 4;
         if ((!with_bits && b_nodes.view.len < 4 * w.n) ||
+            (with_bits && (b_single.view.len != 4 * w.n || b_nodes.view.len < 4 * (b_tids.view.len / 8 + 1))) ||
             b_bounds.view.len < 8 * w.n || b_counts.view.len < 32 || b_reached.view.len < 4 * w.n) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: buffers of mismatched sizes");
             goto done;
@@ -310,6 +318,10 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "walk_lexeme: node_token_start is not one longer than the trie");
             goto done;
         }
+        const int32_t *single = with_bits ? (const int32_t *)b_single.view.buf : NULL;
+        int32_t *tokens = nodes; /* with bits: the allowed tokens, set in bits after the loop */
+        const int keep_single = mutation != 3;
+        int64_t n_tokens = 0;
         Py_ssize_t i = resume;
         int64_t n_nodes = counts[0], n_bounds = counts[1], n_reached = counts[3];
         long missing = -1;
@@ -324,6 +336,15 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         }
     walk:
         missing = -1;
+        /* every state the loop reads is checked once, where it enters the stack: those there now
+           (the caller's, or this walk's before a cell was made) and each transition read */
+        Py_ssize_t limit = w.states < w.accepting_len ? w.states : w.accepting_len;
+        if (seen_len < limit) limit = seen_len;
+        for (Py_ssize_t k = 0; k < stack_len; k++)
+            if (stack[k] < 0 || stack[k] >= limit) {
+                PyErr_SetString(PyExc_ValueError, "walk_lexeme: a lexer state on the stack is outside its table");
+                goto done;
+            }
         Py_BEGIN_ALLOW_THREADS
         while (i < w.n) {
             int32_t d = w.depth_at[i];
@@ -336,10 +357,9 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 }
             }
             int32_t parent = stack[d - 1];
-            if (parent < 0 || parent >= w.states || parent >= w.accepting_len) { bad = 1; break; }
             int32_t nxt = w.table[(Py_ssize_t)parent * 256 + w.byte_at[i]] - STORED;
             if (nxt == UNBUILT) { missing = parent; break; }
-            if (nxt >= 0 && nxt >= seen_len) { bad = 1; break; }
+            if ((uint64_t)((int64_t)nxt + 1) >= (uint64_t)limit + 1) { bad = 1; break; }  /* DEAD or a state */
             if (nxt == DEAD) {
                 if ((w.accepting[parent] & 1) && mutation != 2) {
                     bounds[2 * n_bounds] = (int32_t)i;
@@ -355,16 +375,32 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 seen[nxt] = 1;
                 reached[n_reached++] = nxt;
             }
-            if (with_bits) {  /* the node's tokens straight into the mask: no list of nodes */
-                if (set_node_tokens(i, tstart, tids, n_tids, bits, width, mutation)) { bad = 1; break; }
+            if (with_bits) {
+                int32_t t = single[i];
+                tokens[n_tokens] = t;  /* always written, kept only where it is a token: no branch */
+                n_tokens += (t >= 0) & keep_single;
+                if (t < -1) { /* several tokens here (rare) */
+                    int64_t from = tstart[i], to = tstart[i + 1];
+                    if (from < 0 || to > n_tids || from > to || n_tokens + (to - from) > n_tids) { bad = 1; break; }
+                    if (mutation == 3) to--;
+                    for (int64_t j = from; j < to; j++) tokens[n_tokens++] = (int32_t)tids[j];
+                }
             } else {
                 nodes[n_nodes++] = (int32_t)i;
             }
             i++;
         }
+        /* the tokens gathered so far into the mask (before any return to Python: a resumed walk
+           starts a new list) */
+        for (int64_t k = 0; k < n_tokens && !bad; k++) {
+            int64_t token = tokens[k];
+            if (token < 0 || token >= width) { bad = 1; break; }
+            bits[token >> 3] |= (uint8_t)(1u << (token & 7));
+        }
+        n_tokens = 0;
         Py_END_ALLOW_THREADS
         if (bad) {
-            PyErr_SetString(PyExc_ValueError, "walk_lexeme: a trie depth or lexer state is outside its table");
+            PyErr_SetString(PyExc_ValueError, "walk_lexeme: a trie depth, lexer state or token is outside its table");
             goto done;
         }
         if (missing >= 0 && o_make != Py_None) {

@@ -100,6 +100,8 @@ class _Scratch(threading.local):
     reached = np.zeros(0, dtype=np.int32)
     #: the boundary walk's allowed nodes (the boundaries' subtrees are disjoint: one room per trie node)
     nodes = np.zeros(0, dtype=np.int32)
+    #: the lexeme walk's allowed tokens, gathered before their bits are set (one room per token)
+    tokens = np.zeros(0, dtype=np.int32)
 
 
 _SCRATCH = _Scratch()
@@ -142,11 +144,18 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     of the nodes listed (the nodes returned are then empty). ``skip`` as ``python_lexeme_walk``."""
     byte_at, depth_at, end_at = trie.arrays()
     n = len(byte_at)
-    nodes = np.empty(0 if bits is not None else n, dtype=np.int32)
-    extra = (None, None, None) if bits is None else (trie.node_token_start, trie.node_token_ids, bits)
     if len(_SCRATCH.reached) < n:
         _SCRATCH.bounds = np.empty(2 * n, dtype=np.int32)
         _SCRATCH.reached = np.empty(n, dtype=np.int32)
+    if bits is None:
+        nodes = np.empty(n, dtype=np.int32)
+        extra: tuple[object, ...] = (None, None, None)
+    else:  # the kernel gathers the allowed tokens in ``nodes`` (scratch) and sets them in ``bits``
+        room = len(trie.node_token_ids) + 1
+        if len(_SCRATCH.tokens) < room:
+            _SCRATCH.tokens = np.empty(room, dtype=np.int32)
+        nodes = _SCRATCH.tokens
+        extra = (trie.node_token_start, trie.node_token_ids, bits)
     bounds, reached = _SCRATCH.bounds, _SCRATCH.reached
     counts = np.zeros(4, dtype=np.int64)
     stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
@@ -171,14 +180,16 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         table, accepts, seen = current()
         missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
                                     counts, seen, reached, _MUTATION, *extra, make,
-                                    *(skip if skip is not None else (None, None)), _cell_maker(lexer))
+                                    *(skip if skip is not None else (None, None)), _cell_maker(lexer),
+                                    None if bits is None else trie.node_token)
         if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
             raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
     finally:
         states = reached[:int(counts[3])]
         _SCRATCH.seen[states] = 0
     found = int(counts[1])
-    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
+    listed = nodes[:int(counts[0])] if bits is None else nodes[:0]
+    return listed, bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | None = None

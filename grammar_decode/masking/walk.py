@@ -188,8 +188,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         states = reached[:int(counts[3])]
         _SCRATCH.seen[states] = 0
     found = int(counts[1])
-    listed = nodes[:int(counts[0])] if bits is None else nodes[:0]
-    return listed, bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
+    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | None = None

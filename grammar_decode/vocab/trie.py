@@ -68,8 +68,9 @@ class TokenTrie:
         # per node the one token spelled there (-1: none; -2: several, read from the index above):
         # the compiled walk reads one int32 per node instead of two int64 and a loop
         node_token = np.where(counts == 0, -1, -2).astype(np.int32)
-        single = counts[token_node[members_ids]] == 1
-        node_token[token_node[members_ids][single]] = members_ids[single]
+        nodes_of = token_node[members_ids]
+        single = counts[nodes_of] == 1
+        node_token[nodes_of[single]] = members_ids[single]
         node_token.flags.writeable = False
         self.node_token = node_token
 

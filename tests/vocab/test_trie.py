@@ -4,7 +4,6 @@ walk reads agree, duplicates (tokens with identical bytes) included."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from grammar_decode.masking import walk
 from grammar_decode.vocab.trie import TokenTrie
@@ -22,7 +21,6 @@ def test_node_token_agrees_with_the_index() -> None:
     assert sorted(trie.tokens_at([int(trie.token_node[1])]).tolist()) == [1, 2, 7]
 
 
-@pytest.mark.skipif(not walk.COMPILED, reason="the compiled walk is not built")
 def test_the_kernel_sets_every_token_of_a_shared_node() -> None:
     """A node spelling several tokens (-2 in node_token) has all of them set in the mask."""
     members = np.array([len(t) > 0 for t in TOKENS])

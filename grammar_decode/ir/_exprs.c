@@ -16,6 +16,8 @@
      concat(*items), alt(*items), both(*items), negate(item)
      repeat(item, lo, hi)     hi None: unbounded; bounds are int64 (OverflowError past 2**62; ExprSet clamps first)
      derivative(item, byte)   memoised per (node, byte)
+     byte_classes(item)       a tuple of 256-bit ints: the bytes in classes with equal
+                              derivatives (the leaves at first positions), by least byte
      first_bytes(item)        a 256-bit Python int: a superset of the bytes with a non-empty
                               derivative (exact without NOT), computed when the node is made
      has_boolean(item), has_unbounded_repeat(item)
@@ -716,6 +718,34 @@ static PyObject *store_first_bytes(Store *s, PyObject *value) {
     return id < 0 ? NULL : mask_to_int(s->nodes[id].first);
 }
 
+/* The bytes of `item` in classes with equal derivatives, each class the bytes class_of puts with
+   its least byte (the leaves a derivative inspects: first positions only), in order of least
+   byte. Coarser than the partition along every leaf under the node (ExprSet.split_sets), which a
+   node holding hundreds of names splits into a class per letter at every depth. */
+static PyObject *store_byte_classes(Store *s, PyObject *value) {
+    int32_t id = node_arg(s, value);
+    if (id < 0) return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    uint64_t left[4] = {~0ULL, ~0ULL, ~0ULL, ~0ULL};
+    for (int w = 0; w < 4;) {
+        if (!left[w]) { w++; continue; }
+        int byte = 64 * w + __builtin_ctzll(left[w]);
+        uint64_t klass[4];
+        if (class_of(s, &id, 1, byte, klass) < 0) { Py_DECREF(out); return NULL; }
+        for (int v = 0; v < 4; v++) {
+            klass[v] &= left[v];  /* a class is a block of one partition: within what is left */
+            left[v] &= ~klass[v];
+        }
+        PyObject *mask = mask_to_int(klass);
+        if (!mask || PyList_Append(out, mask) < 0) { Py_XDECREF(mask); Py_DECREF(out); return NULL; }
+        Py_DECREF(mask);
+    }
+    PyObject *result = PyList_AsTuple(out);
+    Py_DECREF(out);
+    return result;
+}
+
 static PyObject *store_has_boolean(Store *s, PyObject *value) {
     int32_t id = node_arg(s, value);
     if (id < 0) return NULL;
@@ -1072,6 +1102,8 @@ static PyMethodDef store_methods[] = {
     {"make_cell", (PyCFunction)(void (*)(void))store_make_cell, METH_FASTCALL,
      "make_cell(core, state, byte) -> the state a lexer transition leads to, made and written (ir/_cells.c), or None."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},
+    {"byte_classes", (PyCFunction)store_byte_classes, METH_O,
+     "The bytes in classes with equal derivatives (first positions only), by least byte."},
     {"has_boolean", (PyCFunction)store_has_boolean, METH_O, "Whether & or ¬ occurs in the node."},
     {"has_unbounded_repeat", (PyCFunction)store_has_unbounded_repeat, METH_O, "Whether a repeat without bound occurs."},
     {"memo_size", (PyCFunction)store_memo_size, METH_NOARGS, "Derivatives memoised."},

@@ -426,11 +426,18 @@ class ExprSet(CountedIntersections):
         return partition_of(split_key(splits))
 
     def byte_classes(self, item: int) -> tuple[int, ...]:
-        """A partition of the 256 bytes into sets with equal derivatives (coarsest that the
-        structure shows; never splits less than needed). Memoised per node."""
+        """A partition of the 256 bytes into sets with equal derivatives, in order of least byte;
+        never splits less than needed. With the C store, along the leaves a derivative inspects
+        (first positions: through a concatenation as far as its first member that cannot be
+        empty; ``Store.byte_classes``); else along every leaf under ``item`` (``split_sets``),
+        finer: a node holding hundreds of names has a class per letter where the next byte of
+        each name would do. Either way every byte's derivative is its class's, so a search by
+        class reaches the same derivatives. Memoised per node."""
         found = self._classes.get(item)
         if found is None:
-            found = self._classes[item] = partition_of(split_key(self.split_sets(item)))
+            store = self.store
+            found = self._classes[item] = store.byte_classes(item) if store is not None else \
+                partition_of(split_key(self.split_sets(item)))
         return found
 
     @staticmethod
@@ -577,7 +584,7 @@ class ExprSet(CountedIntersections):
                 empty = all(self.is_empty(m, fuel) for m in args)  # type: ignore[union-attr]
             elif kind == REPEAT_KIND:
                 empty = args[1] > 0 and self.is_empty(args[0], fuel)  # type: ignore[index]
-            elif kind == AND_KIND and self._short_witness(item):
+            elif kind == AND_KIND and (self._short_witness(item) or self._greedy_witness(item)):
                 empty = False
             else:
                 counted = self._counted_min(item, fuel) if kind == AND_KIND else NotImplemented
@@ -709,6 +716,58 @@ class ExprSet(CountedIntersections):
             if candidate is not None and self.matches(item, candidate):
                 return True
         return False
+
+    def _greedy_witness(self, item: int) -> bool:
+        """Whether a depth-first probe of at most ``_GREEDY_NODES`` derivatives' classes finds a
+        string ``item`` matches: at each node, the derivative closest to a complete string (by
+        ``_lower_bound``) first, the last byte class on a tie. A certificate that ``item`` is not
+        empty (every node on the path to the string is marked so), tried before counting and the
+        exhaustive search; False proves nothing. Where a key must be none of an object's names
+        and none of its patterns (``string & ¬(names | patterns)``), or an item of ``uniqueItems``
+        none of the values written, the shortest strings tried first are the excluded ones, and a
+        breadth-first search sweeps every string up to the first length that escapes them (20-40 ms
+        in a mask where there are hundreds of names); one path down costs a few derivatives per
+        byte."""
+        empty = self._empty
+        nullable = self.nullable
+        seen = {item}
+        trail = [item]
+        options = [self._ranked_derivatives(item, seen)]
+        expanded = 1
+        while options:
+            ranked = options[-1]
+            if not ranked:
+                options.pop()
+                trail.pop()
+                continue
+            node = ranked.pop()
+            if nullable[node] or empty.get(node) is False:
+                empty[node] = False
+                for on_path in trail:
+                    empty[on_path] = False
+                return True
+            if expanded >= _GREEDY_NODES:
+                return False
+            expanded += 1
+            trail.append(node)
+            options.append(self._ranked_derivatives(node, seen))
+        return False
+
+    def _ranked_derivatives(self, node: int, seen: set[int]) -> list[int]:
+        """The derivatives of ``node`` by each byte class not in ``seen`` (added to it), less those
+        known empty: the one to try first last (a nullable one, else by least ``_lower_bound``)."""
+        empty = self._empty
+        ranked: list[tuple[int, int]] = []
+        for block in self.byte_classes(node):
+            nxt = self.derivative(node, (block & -block).bit_length() - 1)
+            if nxt == NOTHING or nxt in seen or empty.get(nxt):
+                continue
+            seen.add(nxt)
+            bound = -1 if self.nullable[nxt] else self._lower_bound(nxt)
+            if bound is not None:
+                ranked.append((bound, nxt))
+        ranked.sort(key=lambda pair: -pair[0])  # stable: among equal bounds the last class is popped first
+        return [nxt for _bound, nxt in ranked]
 
     def _structural_shortest(self, item: int) -> bytes | None:
         """A shortest string of ``item`` (no ``&``/``¬`` in it), read off its structure without a
@@ -1001,6 +1060,9 @@ _INFINITE_FUEL = 4096
 #: The longest shortest string of a plain member ``_short_witness`` tries: a certificate worth
 #: having only while it is cheap.
 _SHORT_WITNESS = 64
+#: The derivatives' classes ``_greedy_witness`` may expand before it leaves the question to
+#: counting and the exhaustive search: its cost where it finds nothing.
+_GREEDY_NODES = 48
 _shared: ExprSet | None = None
 _shared_lock = threading.Lock()
 

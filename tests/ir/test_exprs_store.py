@@ -268,3 +268,23 @@ def test_the_compiled_store_is_shared_safely_between_threads() -> None:
     work(single, alone)
     expected = [single.describe(n) for n in alone[0]]
     assert len(outs) == 4 and all([shared.describe(n) for n in out] == expected for out in outs)
+
+
+def test_compiled_byte_classes_are_coarser_and_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C store's classes (the leaves at first positions) partition the bytes in order of
+    least byte; every byte of a class has its class's derivative; and each class is a union of the
+    Python store's classes (every leaf under the node), never a split of one."""
+    compiled, walked = _build(True, monkeypatch)
+    python = ExprSet(compiled=False)
+    coarser = 0
+    for node in walked[::37]:
+        classes = compiled.byte_classes(node)
+        assert sum(classes) == (1 << 256) - 1 and all(a & b == 0 for a, b in zip(classes, classes[1:]))
+        assert list(classes) == sorted(classes, key=lambda block: block & -block)
+        for block in classes:
+            first = compiled.derivative(node, (block & -block).bit_length() - 1)
+            assert all(compiled.derivative(node, b) == first for b in range(256) if block >> b & 1)
+        finer = python.partition_of_sets(compiled.split_sets(node))
+        assert all(any(block & big == block for big in classes) for block in finer)
+        coarser += len(finer) > len(classes)
+    assert coarser > 0

@@ -391,7 +391,9 @@ def test_an_intersection_with_a_short_plain_witness_is_not_counted(exprs: ExprSe
     """``rest & char{0,k}`` (a host name or a pattern with a length being read) is shown non-empty
     by the shortest string of a plain member, which the intersection matches, before any count;
     where no such string is matched (the count's lower bound rules out the shortest), counting
-    still decides, both ways."""
+    still decides, both ways (the greedy probe, which would find ``reachable``'s string first,
+    left out)."""
+    monkeypatch.setattr(ExprSet, "_greedy_witness", lambda self, item: False)
     label = exprs.plus(exprs.byteset(byte_range(ord("a"), ord("z"))))
     host = exprs.concat(label, exprs.star(exprs.concat(exprs.literal(b"."), label)))
     anything = exprs.byteset(byte_range(0, 0x7F))
@@ -403,3 +405,63 @@ def test_an_intersection_with_a_short_plain_witness_is_not_counted(exprs: ExprSe
     too_short = exprs.both(exprs.literal(b"ab"), exprs.repeat(anything, 3, 5))
     reachable = exprs.both(label, exprs.repeat(anything, 3, 5))
     assert exprs.is_empty(too_short) and not exprs.is_empty(reachable) and len(counted) == 2
+
+
+def _names(exprs: ExprSet, names: list[bytes]) -> int:
+    return exprs.alt(*(exprs.literal(b'"' + name + b'"') for name in names))
+
+
+@pytest.mark.parametrize("build, empty", [
+    # an enum less the values written, the shortest ones first (an item of uniqueItems)
+    (lambda e: e.difference(_names(e, [b"C", b"Go", b"Rust", b"Python"]), _names(e, [b"C", b"Go"])), False),
+    (lambda e: e.difference(_names(e, [b"C", b"Go"]), _names(e, [b"C", b"Go", b"Rust"])), True),
+    # a key none of the names and none of a pattern's (additionalProperties beside patternProperties)
+    (lambda e: e.difference(
+        e.concat(e.literal(b'"'), e.star(e.byteset(byte_range(ord("a"), ord("z")))), e.literal(b'"')),
+        e.alt(_names(e, [b"", b"a", b"b", b"ab"]),
+              e.concat(e.literal(b'"x'), e.star(e.byteset(byte_range(ord("a"), ord("z")))), e.literal(b'"')))),
+     False),
+    (lambda e: e.difference(e.repeat(e.literal(b"a"), 1, 3), e.alt(e.literal(b"a"), e.literal(b"aa"),
+                                                                      e.literal(b"aaa"))), True),
+])
+def test_a_greedy_probe_shows_non_empty_intersections_and_proves_nothing_else(
+        exprs: ExprSet, build, empty: bool, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Where the shortest strings are the excluded ones, one path down finds a string: no
+    exhaustive search runs; where the intersection is empty the probe says nothing and the
+    search decides."""
+    item = build(exprs)
+    searched: list[int] = []
+    original = ExprSet._has_witness
+    monkeypatch.setattr(ExprSet, "_has_witness",
+                        lambda self, node, fuel: searched.append(node) or original(self, node, fuel))
+    monkeypatch.setattr(ExprSet, "_counted_min", lambda self, node, fuel: NotImplemented)
+    assert exprs._greedy_witness(item) is not empty
+    assert exprs.is_empty(item) is empty
+    if not empty:
+        assert searched == []
+
+
+@given(_TREES, _TREES, st.booleans())
+def test_a_greedy_witness_is_a_string_the_search_finds_too(left: object, right: object, negated: bool) -> None:
+    """The probe answers True only where the breadth-first search (the reference) finds a string."""
+    exprs = ExprSet()
+    other = _small_regex(exprs, right)
+    item = exprs.both(_small_regex(exprs, left), exprs.negate(other) if negated else other)
+    reference = ExprSet(compiled=False)
+    other_too = _small_regex(reference, right)
+    copy = reference.both(_small_regex(reference, left), reference.negate(other_too) if negated else other_too)
+    if exprs._greedy_witness(item):
+        assert reference._search_nullable(copy, 20_000) is not None
+
+
+def test_a_broken_greedy_probe_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe that claims a string where there is none makes an empty intersection look
+    non-empty, which the search (the reference) contradicts."""
+    def item_of(exprs: ExprSet) -> int:
+        return exprs.difference(_names(exprs, [b"C", b"Go"]), _names(exprs, [b"C", b"Go", b"Rust"]))
+
+    exprs = ExprSet()
+    assert exprs.is_empty(item_of(exprs))
+    monkeypatch.setattr(ExprSet, "_greedy_witness", lambda self, item: True)
+    broken = ExprSet()
+    assert not broken.is_empty(item_of(broken)) and broken._search_nullable(item_of(broken), 100) is None

@@ -137,7 +137,9 @@ class LexemeDFA:
         self.exprs = exprs
         #: per origin: (its expression, its guard or None)
         self.origins: list[tuple[int, LexemeGuard | None]] = []
-        self._origin_ids: dict[tuple[int, int, int], int] = {}
+        #: keyed by one int (``_origin_key``): a dict keyed by tuples is tracked by the cyclic
+        #: collector again at each insert, and every full collection then visits all its keys
+        self._origin_ids: dict[int, int] = {}
         #: the origins with a guard
         self._guarded: set[int] = set()
         #: per origin without a guard: whether its expression matches anything (``start``)
@@ -160,7 +162,10 @@ class LexemeDFA:
         #: is accepting, as no live state is a dead end). Exact without complement, else False.
         self.closed: list[bool] = []
         self._ids: dict[object, int] = {}
-        self._starts: dict[frozenset[int], int] = {}
+        #: per set of origins, as ``_set_key`` bytes: a frozenset key is tracked by the cyclic
+        #: collector for good, and thousands of them (a hundred origins each in objects with many
+        #: keys) were a third of what every full collection visited late in a long run
+        self._starts: dict[bytes, int] = {}
         self._first: dict[int, tuple[int, ...]] = {}
         # byte classes per tuple of live expressions: (a representative per class, class per byte)
         self._class_maps: dict[tuple[int, ...], ClassMap] = {}
@@ -179,7 +184,7 @@ class LexemeDFA:
         """The origin id of the ``occurrence``-th lexeme (from 0) of a grammar with expression
         ``expr`` and ``guard`` (interned: such lexemes of different grammars get the same id;
         guards are told apart by identity)."""
-        key = (expr, id(guard) if guard is not None else 0, occurrence)
+        key = _origin_key(expr, id(guard) if guard is not None else 0, occurrence)
         found = self._origin_ids.get(key)
         if found is None:
             with self._lock:
@@ -268,7 +273,8 @@ class LexemeDFA:
         none of them can match anything). Cached per set; whether an origin's expression is
         empty is asked once per origin (a new parse state asks for a new set, which in an object
         with hundreds of keys is hundreds of origins)."""
-        found = self._starts.get(origins)
+        key = _set_key(origins)
+        found = self._starts.get(key)
         if found is None:
             if origins.isdisjoint(self._guarded):
                 live = self._live_origins
@@ -285,7 +291,7 @@ class LexemeDFA:
             else:
                 tags = {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None}
                 found = self._intern([(origin, self.origins[origin][0]) for origin in origins], tags)
-            self._starts[origins] = found
+            self._starts[key] = found
         return found
 
     def without(self, state: int, origin: int, excluded: int) -> int:
@@ -552,6 +558,17 @@ class LexemeDFA:
                 mask |= self.exprs.first_bytes(e)
             found = self._first[state] = tuple([b for b in range(256) if (mask >> b) & 1])
         return found
+
+
+def _set_key(origins: frozenset[int]) -> bytes:
+    """A set of origins (non-negative, below 2**32) as bytes: sorted, four bytes each."""
+    return np.array(sorted(origins), dtype=np.uint32).tobytes()
+
+
+def _origin_key(expr: int, guard: int, occurrence: int) -> int:
+    """``(expr, guard, occurrence)`` (non-negative ints; ``expr`` and ``occurrence`` below 2**48,
+    far past any store's size) as one int: the key of ``LexemeDFA._origin_ids``."""
+    return (guard << 96) | (occurrence << 48) | expr
 
 
 #: The empty set of origins, shared: each ``frozenset()`` made from an empty iterable is a new

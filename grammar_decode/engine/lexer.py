@@ -13,6 +13,7 @@ whole entry at a time.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -37,6 +38,17 @@ class _ByState(dict):  # type: ignore[type-arg]
         return found
 
 
+def _accepting(dfa: LexemeDFA, lexeme_at: dict[int, int], state: int) -> frozenset[int]:
+    """The lexemes (in a grammar's numbers, ``lexeme_at``) that match in DFA state ``state``."""
+    origins = dfa.accepting[state]
+    return frozenset(lexeme_at[origin] for origin in origins) if origins else origins  # the shared empty set
+
+
+def _pairs(dfa: LexemeDFA, lexeme_at: dict[int, int], state: int) -> tuple[tuple[int, int], ...]:
+    """The sorted (lexeme, remaining expression) pairs of DFA state ``state``, in a grammar's numbers."""
+    return tuple(sorted((lexeme_at[origin], e) for origin, e in dfa.pairs[state]))
+
+
 class Lexer:
     """The lexer of the lexemes ``lexemes`` (expression ids in ``exprs``, guards by lexeme);
     lexeme ``i`` is ``lexemes[i]``."""
@@ -55,24 +67,19 @@ class Lexer:
         self.closed = self.dfa.closed
         #: per state: whether some lexeme matches (hot loops read this, not ``accepting``)
         self.matches = self.dfa.matches
+        # the makers hold the DFA and the naming, not the lexer: no reference cycle, so a grammar
+        # dropped is freed at once by reference counting, not later by a full collection (which
+        # then lands on some mask: 20-40 ms late in a long run)
         #: per state: the lexemes that match the bytes read (a frozenset; empty: none)
-        self.accepting: dict[int, frozenset[int]] = _ByState(self._accepting)
+        self.accepting: dict[int, frozenset[int]] = _ByState(partial(_accepting, self.dfa, self.lexeme_at))
         #: per state: the sorted (lexeme, remaining expression) pairs still alive
-        self.pairs: dict[int, tuple[tuple[int, int], ...]] = _ByState(self._pairs)
+        self.pairs: dict[int, tuple[tuple[int, int], ...]] = _ByState(partial(_pairs, self.dfa, self.lexeme_at))
         self._starts: dict[frozenset[int], int] = {}
 
     def __len__(self) -> int:
         """States the shared DFA holds (every grammar's on this ``ExprSet``)."""
         return len(self.dfa)
 
-    def _accepting(self, state: int) -> frozenset[int]:
-        lexeme_at = self.lexeme_at
-        origins = self.dfa.accepting[state]
-        return frozenset(lexeme_at[origin] for origin in origins) if origins else origins  # the shared empty set
-
-    def _pairs(self, state: int) -> tuple[tuple[int, int], ...]:
-        lexeme_at = self.lexeme_at
-        return tuple(sorted((lexeme_at[origin], e) for origin, e in self.dfa.pairs[state]))
 
     def start(self, allowed: Iterable[int]) -> int:
         """The state before any byte, when the lexemes ``allowed`` may come next (``DEAD`` if

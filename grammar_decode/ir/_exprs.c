@@ -743,6 +743,10 @@ static PyObject *store_byte_classes(Store *s, PyObject *value) {
     }
     PyObject *result = PyList_AsTuple(out);
     Py_DECREF(out);
+    /* ints only: untracked by the cyclic collector now, as a collection would do, so that the
+       memo dict holding it (ExprSet._classes) is not tracked again at each insert and walked by
+       every full collection */
+    if (result) PyObject_GC_UnTrack(result);
     return result;
 }
 

@@ -90,7 +90,10 @@ class SharedParts:
     every grammar on that DFA with that ``Limits.cache_bytes`` (``shared_parts``)."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.lexeme_parts: ByteBoundedLRU[LexemePart] = ByteBoundedLRU(max_bytes)
+        #: per lexer state: ``(bits, whether the trie is the slice's rest, boundaries, reached)``
+        #: of its ``LexemePart``
+        self.lexeme_parts: ByteBoundedLRU[tuple[np.ndarray, bool, np.ndarray, np.ndarray]] = \
+            ByteBoundedLRU(max_bytes)
         # per lexer state: where every plain character leads (see slices.plain_successor)
         self.plain_next: ByteBoundedLRU[int | None] = ByteBoundedLRU(max_bytes // 32)
         # per lexer state: where most plain characters lead, and which (see slices.plain_split)
@@ -134,7 +137,7 @@ class Masker:
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self.ordinary = vocab.ordinary_mask()  # read-only, cached by the vocabulary
         shared = shared_parts(recognizer.lexer.dfa, vocab, max_cache_bytes // 2)
-        self._lexeme_parts: ByteBoundedLRU[LexemePart] = shared.lexeme_parts
+        self._lexeme_parts = shared.lexeme_parts
         self._boundary_parts: ByteBoundedLRU[BoundaryPart] = ByteBoundedLRU(max_cache_bytes // 4)
         self.completions = completions if completions is not None else Completions(recognizer)
         #: whole masks per state; the hit path reads ``mask_cache.entries`` directly (see lru.py)
@@ -148,9 +151,10 @@ class Masker:
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
         boundaries met, and the lexer states its tokens lead to."""
-        part = self._lexeme_parts.get(lex)
-        if part is not None:
-            return part
+        held = self._lexeme_parts.get(lex)
+        if held is not None:
+            bits, rest, boundaries, reached = held
+            return LexemePart(bits, self.slice.rest if rest else self.trie, boundaries, reached)
         lexer = self.recognizer.lexer
         run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
         if run is not None:
@@ -176,9 +180,12 @@ class Masker:
                 reached = _sorted_union(reached, [target, *states])
         bits.flags.writeable = False
         reached.flags.writeable = False
-        part = LexemePart(bits, trie, boundaries, reached)
-        self._lexeme_parts.put(lex, part, bits.nbytes + reached.nbytes + 64 * len(boundaries))
-        return part
+        # cached as a plain tuple of arrays and a flag, which the cyclic collector stops tracking:
+        # thousands of part objects held late in a long run were a sixth of what every full
+        # collection visited (the trie is the vocabulary's, told by the flag)
+        self._lexeme_parts.put(lex, (bits, trie is self.slice.rest, boundaries, reached),
+                               bits.nbytes + reached.nbytes + 64 * len(boundaries))
+        return LexemePart(bits, trie, boundaries, reached)
 
     def _split(self, lex: int) -> "tuple[tuple[int, bytes], tuple[int, list[int]]] | None":
         """Where most plain characters lead ``lex`` and which first bytes lead there

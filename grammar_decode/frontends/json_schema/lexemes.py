@@ -24,6 +24,33 @@ INTEGER_DIGITS_MAX = 20
 EXPONENT_DIGITS_MAX = 2
 
 
+class JsonSpellings:
+    """``spellings(name)``: every JSON spelling of the string ``name``, quotes included: each
+    character raw or escaped in any way JSON allows (what a key must not be when it is not
+    ``name``). Memoised per name and per character (objects name the same keys many times over).
+    Holds the expression set only."""
+
+    def __init__(self, exprs: ExprSet) -> None:
+        self.exprs = exprs
+        self._chars: dict[str, int] = {}
+        self._spellings: dict[str, int] = {}
+
+    def __call__(self, name: str) -> int:
+        found = self._spellings.get(name)
+        if found is not None:
+            return found
+        exprs = self.exprs
+        chars = []
+        for ch in name:
+            found = self._chars.get(ch)
+            if found is None:
+                found = self._chars[ch] = json_string_chars(exprs, [(ord(ch), ord(ch))])
+            chars.append(found)
+        quote = exprs.literal(b'"')
+        found = self._spellings[name] = exprs.concat(quote, *chars, quote)
+        return found
+
+
 class JsonLexemes:
     """The lexemes (and the optional-whitespace rule) of one JSON grammar, made on first use."""
 
@@ -60,8 +87,11 @@ class JsonLexemes:
         self.number = grammar.lexeme(exprs.concat(whole, exprs.optional(fraction), exprs.optional(exponent)), "number")
         self.string = grammar.lexeme(string_expr(grammar), "string")
         self._keys: dict[str, Symbol] = {}
-        self._chars: dict[str, int] = {}
-        self._spellings: dict[str, int] = {}
+        #: ``all_spellings``, held apart from the grammar: a ``UniqueLexeme`` the grammar holds
+        #: keeps it, and a bound method of this object there would close a reference cycle
+        #: (grammar -> lexeme -> method -> these lexemes -> grammar), which only a full collection
+        #: frees, on some later mask
+        self.all_spellings = JsonSpellings(exprs)
 
     def literal(self, text: bytes) -> Symbol:
         return self.grammar.lexeme(self.grammar.exprs.literal(text), text.decode("utf-8", "replace"))
@@ -84,24 +114,6 @@ class JsonLexemes:
                 if text not in spellings:
                     spellings.append(text)
             found = self._keys[name] = self.literal_choice(spellings)
-        return found
-
-    def all_spellings(self, name: str) -> int:
-        """Every JSON spelling of the string ``name``, quotes included: each character raw or
-        escaped in any way JSON allows (what a key must not be when it is not ``name``). Memoised
-        per name and per character (objects name the same keys many times over)."""
-        found = self._spellings.get(name)
-        if found is not None:
-            return found
-        exprs = self.grammar.exprs
-        chars = []
-        for ch in name:
-            found = self._chars.get(ch)
-            if found is None:
-                found = self._chars[ch] = json_string_chars(exprs, [(ord(ch), ord(ch))])
-            chars.append(found)
-        quote = exprs.literal(b'"')
-        found = self._spellings[name] = exprs.concat(quote, *chars, quote)
         return found
 
     def seq(self, *symbols: Symbol | None) -> tuple[Symbol, ...]:

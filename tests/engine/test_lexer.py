@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
+import grammar_decode as gd
 from grammar_decode.engine.lexer import DEAD, Lexer
 from grammar_decode.frontends.regex import translate
 from grammar_decode.ir.regex import ExprSet
@@ -62,3 +66,28 @@ def test_concurrent_lexing_agrees() -> None:
 
     results = run_in_threads(work)
     assert all(r == results[0] for r in results) and DEAD not in results[0]
+
+
+def test_a_dropped_grammar_is_freed_without_the_collector(gpt2: gd.Vocabulary) -> None:
+    """No reference cycle runs through a compiled grammar, its lexer or a ``uniqueItems`` lexeme's
+    spellings: dropped, it is freed at once by reference counting (a cycle would wait for a full
+    collection, which then lands on some later mask, tens of ms late in a long run)."""
+    schema = {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "name": {"type": "string", "pattern": "^[a-z]+$"}}}
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        grammar = gd.compile_json_schema(schema)
+        matcher = grammar.matcher(gpt2)
+        matcher.mask()
+        assert grammar.accepts('{"tags": ["a", "b"], "name": "xy"}')
+        assert grammar.ir.unique_items  # the spellings of the array's items are held by the grammar
+        lexer = weakref.ref(matcher._masker.recognizer.lexer)
+        ir = weakref.ref(grammar.ir)
+        del grammar, matcher
+        assert lexer() is None and ir() is None
+    finally:
+        if was_enabled:
+            gc.enable()

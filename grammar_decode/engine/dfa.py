@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from array import array
 import weakref
 from typing import Hashable, Iterable, Mapping
 
@@ -561,8 +562,9 @@ class LexemeDFA:
 
 
 def _set_key(origins: frozenset[int]) -> bytes:
-    """A set of origins (non-negative, below 2**32) as bytes: sorted, four bytes each."""
-    return np.array(sorted(origins), dtype=np.uint32).tobytes()
+    """A set of origins (non-negative, below 2**32: ``OverflowError`` past that, never a
+    silent wrap) as bytes: sorted, four bytes each."""
+    return array("I", sorted(origins)).tobytes()
 
 
 def _origin_key(expr: int, guard: int, occurrence: int) -> int:

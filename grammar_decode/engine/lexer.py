@@ -80,7 +80,6 @@ class Lexer:
         """States the shared DFA holds (every grammar's on this ``ExprSet``)."""
         return len(self.dfa)
 
-
     def start(self, allowed: Iterable[int]) -> int:
         """The state before any byte, when the lexemes ``allowed`` may come next (``DEAD`` if
         none of them can match anything). Cached per set."""

@@ -749,6 +749,7 @@ class ExprSet(CountedIntersections):
             if expanded >= _GREEDY_NODES:
                 return False
             expanded += 1
+            check_deadline()  # bounded without fuel (``_GREEDY_NODES``), but on the compile clock
             trail.append(node)
             options.append(self._ranked_derivatives(node, seen))
         return False

@@ -180,9 +180,10 @@ class Masker:
                 reached = _sorted_union(reached, [target, *states])
         bits.flags.writeable = False
         reached.flags.writeable = False
-        # cached as a plain tuple of arrays and a flag, which the cyclic collector stops tracking:
-        # thousands of part objects held late in a long run were a sixth of what every full
-        # collection visited (the trie is the vocabulary's, told by the flag)
+        # cached as a plain tuple of arrays and a flag, which the cyclic collector stops tracking
+        # (with the compiled walk; the Python walk's boundaries are a list, which keeps it
+        # tracked): thousands of part objects held late in a long run were a sixth of what every
+        # full collection visited (the trie is the vocabulary's, told by the flag)
         self._lexeme_parts.put(lex, (bits, trie is self.slice.rest, boundaries, reached),
                                bits.nbytes + reached.nbytes + 64 * len(boundaries))
         return LexemePart(bits, trie, boundaries, reached)

@@ -441,17 +441,58 @@ def test_a_greedy_probe_shows_non_empty_intersections_and_proves_nothing_else(
         assert searched == []
 
 
-@given(_TREES, _TREES, st.booleans())
-def test_a_greedy_witness_is_a_string_the_search_finds_too(left: object, right: object, negated: bool) -> None:
-    """The probe answers True only where the breadth-first search (the reference) finds a string."""
+def _boolean_item(exprs: ExprSet, left: object, middle: object, right: object, shape: int) -> int:
+    """An intersection over three small trees with ``&`` and ``¬`` nested in one of four ways."""
+    a, b, c = (_small_regex(exprs, t) for t in (left, middle, right))
+    if shape == 0:
+        return exprs.both(a, exprs.negate(b))
+    if shape == 1:
+        return exprs.both(a, exprs.negate(exprs.both(b, exprs.negate(c))))
+    if shape == 2:
+        return exprs.both(exprs.concat(a, exprs.negate(b)), exprs.star(c))
+    return exprs.both(a, exprs.alt(b, exprs.both(c, exprs.negate(a))))
+
+
+@given(_TREES, _TREES, _TREES, st.integers(0, 3))
+def test_a_greedy_witness_marks_only_nodes_the_search_finds_a_string_in(left: object, middle: object,
+                                                                         right: object, shape: int) -> None:
+    """The probe answers True only where the breadth-first search (the reference) finds a string,
+    and every node it marks non-empty on the way (``_empty``, which later emptiness questions
+    read) has a string too, with ``&`` and ``¬`` nested inside the members."""
     exprs = ExprSet()
-    other = _small_regex(exprs, right)
-    item = exprs.both(_small_regex(exprs, left), exprs.negate(other) if negated else other)
+    item = _boolean_item(exprs, left, middle, right, shape)
+    exprs._empty.clear()
+    found = exprs._greedy_witness(item)
+    marked = [node for node, empty in exprs._empty.items() if empty is False]
+    assert found is bool(marked)
     reference = ExprSet(compiled=False)
-    other_too = _small_regex(reference, right)
-    copy = reference.both(_small_regex(reference, left), reference.negate(other_too) if negated else other_too)
-    if exprs._greedy_witness(item):
-        assert reference._search_nullable(copy, 20_000) is not None
+    for node in marked:
+        assert reference._search_nullable(_copy(exprs, reference, node), 20_000) is not None
+
+
+def _copy(source: ExprSet, target: ExprSet, node: int) -> int:
+    """``node`` of ``source`` rebuilt in ``target``, constructor by constructor."""
+    from grammar_decode.ir.kinds import (AND_KIND, BYTES_KIND, CONCAT_KIND, EPSILON_KIND, LITERAL_KIND,
+                                         NOT_KIND, NOTHING_KIND, OR_KIND)
+    kind, args = source.kind[node], source.args[node]
+    if kind == NOTHING_KIND:
+        return NOTHING
+    if kind == EPSILON_KIND:
+        return EPSILON
+    if kind == BYTES_KIND:
+        return target.byteset(args)
+    if kind == LITERAL_KIND:
+        return target.literal(args[0][args[1]:])
+    if kind == CONCAT_KIND:
+        return target.concat(*(_copy(source, target, m) for m in args))
+    if kind == OR_KIND:
+        return target.alt(*(_copy(source, target, m) for m in args))
+    if kind == AND_KIND:
+        return target.both(*(_copy(source, target, m) for m in args))
+    if kind == NOT_KIND:
+        return target.negate(_copy(source, target, args))
+    inner, lo, hi = args
+    return target.repeat(_copy(source, target, inner), lo, hi)
 
 
 def test_a_broken_greedy_probe_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -231,13 +231,24 @@ static int valid_cell(PyObject *cell, const char *name) {
     return -1;
 }
 
-/* Sets the bit of every token spelled at trie node `node` (ids[start[node] : start[node + 1]]);
-   0, or 1 where an index is outside its table. mutation 3 (tests only) leaves the last one out. */
+/* The range [*from, *to) of ids holding the tokens spelled at trie node `node`
+   (ids[start[node] : start[node + 1]]); 0, or 1 where it lies outside ids. mutation 3 (tests
+   only) leaves the last one out. */
+static inline int node_tokens(int64_t node, const int64_t *start, int64_t n_ids, int mutation, int64_t *from,
+                              int64_t *to) {
+    *from = start[node];
+    *to = start[node + 1];
+    if (*from < 0 || *to > n_ids || *from > *to) return 1;
+    if (mutation == 3 && *to > *from) (*to)--;
+    return 0;
+}
+
+/* Sets the bit of every token spelled at trie node `node`; 0, or 1 where an index is outside its
+   table. */
 static inline int set_node_tokens(int64_t node, const int64_t *start, const int64_t *ids, int64_t n_ids,
                                   uint8_t *bits, int64_t width, int mutation) {
-    int64_t from = start[node], to = start[node + 1];
-    if (from < 0 || to > n_ids || from > to) return 1;
-    if (mutation == 3 && to > from) to--;
+    int64_t from, to;
+    if (node_tokens(node, start, n_ids, mutation, &from, &to)) return 1;
     for (int64_t j = from; j < to; j++) {
         int64_t token = ids[j];
         if (token < 0 || token >= width) return 1;
@@ -380,9 +391,11 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
                 tokens[n_tokens] = t;  /* always written, kept only where it is a token: no branch */
                 n_tokens += (t >= 0) & keep_single;
                 if (t < -1) { /* several tokens here (rare) */
-                    int64_t from = tstart[i], to = tstart[i + 1];
-                    if (from < 0 || to > n_tids || from > to || n_tokens + (to - from) > n_tids) { bad = 1; break; }
-                    if (mutation == 3) to--;
+                    int64_t from, to;
+                    if (node_tokens(i, tstart, n_tids, mutation, &from, &to) || n_tokens + (to - from) > n_tids) {
+                        bad = 1;
+                        break;
+                    }
                     for (int64_t j = from; j < to; j++) tokens[n_tokens++] = (int32_t)tids[j];
                 }
             } else {

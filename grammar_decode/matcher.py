@@ -18,10 +18,10 @@ from .engine.completion import Completions
 from .engine.recognizer import Recognizer, State
 from .engine.unique import Position, UniqueItems
 from .errors import TokenRejected
-from .masking.bitmask import bitmask_words, pack_mask
+from .masking.bitmask import bitmask_words
 from .masking.budget import ClosingBudget
 from .masking.masker import Masker
-from .masking.unique import unique_mask
+from .masking.unique import unique_mask, unique_packed
 from .vocab import Vocabulary
 
 
@@ -150,7 +150,10 @@ class Matcher:
         if self.terminated:
             out[row, :] = 0
             return
-        out[row, :words] = self._masker.packed(self.state) if self._unique is None else pack_mask(self.mask())
+        packed = self._masker.packed(self.state)
+        if self._unique is not None:
+            packed = unique_packed(self._unique, self._positions[-1], packed, self.vocab)
+        out[row, :words] = packed
         out[row, words:] = 0
 
     def _fills_from_cache(self) -> bool:

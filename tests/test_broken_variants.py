@@ -34,6 +34,7 @@ from grammar_decode.engine import unique as unique_engine
 from grammar_decode.engine.dfa import LexemeDFA
 from grammar_decode.frontends.json_schema.a_labels import ALabelGuard
 from grammar_decode.masking import unique as unique_masks
+from grammar_decode.masking.bitmask import pack_mask
 from grammar_decode.oracle.unique import reference_unique_mask
 
 
@@ -76,8 +77,12 @@ def failures(vocab: gd.Vocabulary) -> list[str]:
             found.append(f"{prefix!r} not viable")
             continue
         fast = unique_masks.unique_mask(grammar.unique, position, grammar.masker(vocab).mask(position[0]), vocab)
-        if not np.array_equal(fast, reference_unique_mask(reference, vocab, prefix)):
+        expected = reference_unique_mask(reference, vocab, prefix)
+        if not np.array_equal(fast, expected):
             found.append(f"unique-items mask differs from the reference after {prefix!r}")
+        packed = unique_masks.unique_packed(grammar.unique, position, grammar.masker(vocab).packed(position[0]), vocab)
+        if not np.array_equal(packed, pack_mask(expected)):
+            found.append(f"unique-items packed mask differs from the reference after {prefix!r}")
     for schema, text, expected in TABLE:
         if gd.compile_json_schema(schema, whitespace="compact").accepts(text) is not expected:
             found.append(f"accepts({text!r}) is not {expected}")
@@ -174,7 +179,7 @@ def counting_slice_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def unique_items_not_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tokens that end one array item and begin the next inside themselves are not replayed."""
-    monkeypatch.setattr(unique_masks, "unique_mask", lambda unique, position, mask, vocab: mask)
+    monkeypatch.setattr(unique_masks, "_dropped", lambda unique, position, candidates, vocab: [])
 
 
 def unique_values_not_taken_out(monkeypatch: pytest.MonkeyPatch) -> None:

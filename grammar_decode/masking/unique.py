@@ -34,23 +34,48 @@ from ..vocab import Vocabulary
 def unique_mask(unique: UniqueItems, position: Position, mask: np.ndarray, vocab: Vocabulary) -> np.ndarray:
     """``mask`` less the tokens that would write a value twice in one array or lead where every
     completion would. ``mask`` is read, never written."""
+    needs = _needs(unique, position, vocab)
+    dropped = _dropped(unique, position, needs[mask[needs]], vocab)  # O(tokens with delimiters)
+    if not dropped:
+        return mask
+    out = mask.copy()
+    out[dropped] = False
+    return out
+
+
+def unique_packed(unique: UniqueItems, position: Position, packed: np.ndarray, vocab: Vocabulary) -> np.ndarray:
+    """``unique_mask`` on a packed mask (int32 words, ``masking.bitmask``'s layout): the same
+    tokens dropped, read and cleared as bits, so a batch row costs no unpacking of the whole
+    vocabulary and no packing back (O(tokens with delimiters), plus one copy of the V / 8 bytes
+    where a token is dropped). ``packed`` is read, never written; returned as is when nothing is
+    dropped."""
+    needs = _needs(unique, position, vocab)
+    held = packed.view(np.uint8)
+    candidates = needs[(held[needs >> 3] >> (needs & 7).astype(np.uint8)) & 1 == 1]
+    dropped = _dropped(unique, position, candidates, vocab)
+    if not dropped:
+        return packed
+    out = packed.copy()
+    ids = np.array(dropped, dtype=np.int64)
+    np.bitwise_and.at(out.view(np.uint8), ids >> 3, ~np.left_shift(1, ids & 7).astype(np.uint8))
+    return out
+
+
+def _needs(unique: UniqueItems, position: Position, vocab: Vocabulary) -> np.ndarray:
+    """The ids of the tokens that need a replay at ``position`` when the mask allows them."""
     two, later, three = vocab.derived(("unique item candidates", unique.delimiters),
                                       functools.partial(candidate_ids, delimiters=unique.delimiters))
     _state, frames, item = position
     if item:  # inside an item: its first delimiter closes it, exactly; a second one opens the next
-        needs = two
-    elif frames[-1]:  # values written: a delimiter after a boundary inside the token opens an item
-        needs = later
-    else:  # none yet: open (perhaps at once, exactly), close, then open one that must be new
-        needs = three
-    candidates = needs[mask[needs]]  # O(tokens with delimiters), not O(vocabulary)
-    if not len(candidates):
-        return mask
-    out = mask.copy()
-    for token in candidates.tolist():
-        if unique.feed(position, vocab.token_bytes(token)) is None:
-            out[token] = False
-    return out
+        return two
+    if frames[-1]:  # values written: a delimiter after a boundary inside the token opens an item
+        return later
+    return three  # none yet: open (perhaps at once, exactly), close, then open one that must be new
+
+
+def _dropped(unique: UniqueItems, position: Position, candidates: np.ndarray, vocab: Vocabulary) -> list[int]:
+    """The ``candidates`` whose replay from ``position`` fails."""
+    return [token for token in candidates.tolist() if unique.feed(position, vocab.token_bytes(token)) is None]
 
 
 def candidate_ids(vocab: Vocabulary, delimiters: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

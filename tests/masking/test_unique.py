@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.masking.unique import unique_mask
+from grammar_decode.masking.bitmask import pack_mask
+from grammar_decode.masking.unique import unique_mask, unique_packed
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 from grammar_decode.oracle.unique import reference_unique_mask
 from helpers import REFERENCE_VOCABS, assert_language, assert_random_documents_validate, require
@@ -58,6 +59,25 @@ def test_masks_equal_the_reference(request, name: str, vocab_name: str) -> None:
         differ = np.flatnonzero(fast != slow)
         assert len(differ) == 0, (prefix, [(vocab.token_bytes(int(i)), bool(fast[i])) for i in differ[:8]])
 
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_packed_form_drops_the_same_tokens(name: str, gpt2: gd.Vocabulary) -> None:
+    """``unique_packed`` (what a batch row gets) is ``unique_mask`` packed, at every prefix, and
+    leaves the masker's packed mask as it was."""
+    schema, _values, prefixes = CASES[name]
+    grammar = gd.compile_json_schema(schema)
+    unique, masker = grammar.unique, grammar.masker(gpt2)
+    dropped_somewhere = False
+    for prefix in prefixes:
+        position = unique.feed(unique.initial, prefix.encode())
+        base = masker.packed(position[0])
+        before = base.copy()
+        packed = unique_packed(unique, position, base, gpt2)
+        expected = unique_mask(unique, position, masker.mask(position[0]), gpt2)
+        assert np.array_equal(packed, pack_mask(expected)), prefix
+        assert np.array_equal(base, before)
+        dropped_somewhere |= packed is not base
+    assert dropped_somewhere or name != "tags"  # `["",` then `""` repeats the empty string
 
 def test_the_matcher_masks_what_the_fast_mask_says(gpt2: gd.Vocabulary) -> None:
     grammar = gd.compile_json_schema(TAGS)

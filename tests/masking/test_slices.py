@@ -72,6 +72,65 @@ def test_a_kernel_skipping_multi_byte_characters_is_caught(monkeypatch: pytest.M
         _compare(schema, "ab")
 
 
+# States whose expressions show a plain step (``slices.reads_plain_alike``), and ones that look
+# alike but are not: a repeat that may match nothing followed by a plain character (``x``), a
+# body that reads some plain character otherwise (``é``: its second byte), and two origins.
+STRUCTURAL = DOCUMENTS + [
+    ({"type": "string", "minLength": 2, "maxLength": 5}, "ab\u00e9"),
+    ({"type": "string", "pattern": "^[^\\n]{0,3}x$"}, "abx"),
+    ({"type": "string", "pattern": "^[^\u00e9]{0,6}$"}, "abc"),
+    ({"type": "array", "items": {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 5}]}},
+     ["ab", "abcdefg"]),
+    ({"type": "object", "additionalProperties": {"type": "string", "maxLength": 4}}, {"k\u4e2d": "v\U0001f600"}),
+]
+
+
+def _compare_structural(schema: dict, document: object) -> int:
+    """Lexer states met along the document where ``reads_plain_alike`` holds, asserting that one
+    step by ``a`` lands where the Python reference says every plain character does."""
+    grammar = gd.compile_json_schema(schema)
+    recognizer, state = grammar.recognizer, grammar.recognizer.initial
+    lexer = recognizer.lexer
+    alike = 0
+    for byte in json.dumps(document, ensure_ascii=False).encode():
+        if state[0] != DEAD and slices.reads_plain_alike(lexer, state[0]):
+            assert lexer.step(state[0], 0x61) == slices.python_plain_successor(lexer, state[0]), (schema, state[0])
+            alike += 1
+        state = recognizer.step(state, byte)
+        assert state is not None
+    return alike
+
+
+@pytest.mark.parametrize("schema,document", STRUCTURAL)
+def test_the_structural_step_equals_the_python_reference(schema: dict, document: object) -> None:
+    alike = _compare_structural(schema, document)
+    if "maxLength" in schema and "pattern" not in schema and "format" not in schema:
+        assert alike > 0  # a counted string's states are what the structural step is for
+
+
+@pytest.mark.parametrize("schema,document", DOCUMENTS)
+def test_the_kernel_alone_equals_the_python_reference(monkeypatch: pytest.MonkeyPatch, schema: dict,
+                                                      document: object) -> None:
+    """With the structural step off, every state goes through the kernel."""
+    monkeypatch.setattr(slices, "_STRUCTURAL", False)
+    assert _compare(schema, document)[0] > 0
+
+
+@pytest.mark.parametrize("mutation,schema,document", [
+    (1, {"type": "string", "pattern": "^[^\u00e9]{0,6}$"}, "abc"),
+    (2, {"type": "string", "pattern": "^[^\\n]{0,3}x$"}, "abx"),
+])
+def test_a_broken_structural_step_is_caught(monkeypatch: pytest.MonkeyPatch, mutation: int, schema: dict,
+                                            document: object) -> None:
+    """1: a body taken as read whole unchecked; 2: the rest after a repeat that may match nothing
+    left unchecked. Each passes a state whose plain characters go different ways."""
+    _compare_structural(schema, document)
+    monkeypatch.setattr(slices, "_STRUCTURAL_MUTATION", mutation)
+    slices._WHOLE.clear()
+    with pytest.raises(AssertionError):
+        _compare_structural(schema, document)
+    slices._WHOLE.clear()
+
 # An object with named keys and any other key: in a key, the characters that begin no named key
 # lead into the "other key", a plain string from there on (the split's target).
 OPEN = {"type": "object",

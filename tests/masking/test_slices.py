@@ -131,6 +131,7 @@ def test_a_broken_structural_step_is_caught(monkeypatch: pytest.MonkeyPatch, mut
         _compare_structural(schema, document)
     slices._WHOLE.clear()
 
+
 # An object with named keys and any other key: in a key, the characters that begin no named key
 # lead into the "other key", a plain string from there on (the split's target).
 OPEN = {"type": "object",

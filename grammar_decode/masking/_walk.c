@@ -55,6 +55,15 @@
                       (uint8 per node: only plain tokens below) without stepping the lexer there.
                       mutation 6 (tests only) skips them below every depth-1 node.
 
+   loop:              with pure (default -1: none), a lexer state from which every plain token is
+                      allowed, however long (a split's target whose plain run reaches the
+                      longest plain token: Masker.lexeme_part): a node whose ASCII byte leads
+                      there and whose subtree holds only plain tokens is allowed with its whole
+                      subtree, unwalked (each token there is the node's path, then whole plain
+                      characters from loop on); the subtree's nodes are listed, or with bits its
+                      tokens set. mutation 7 (tests only) takes such a subtree whole without
+                      looking at pure.
+
    Returns -1 when the walk is done, or the lexer state whose transition on the byte of node
    counts[2] is missing: the caller makes it, writes it into the table (a grown table, and a grown
    seen, may be passed on the next call) and calls again with resume = counts[2]. The walk
@@ -261,12 +270,16 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
         *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None,
         *o_pure = Py_None, *o_rest = Py_None, *o_cell = Py_None, *o_single = Py_None;
-    long start, resume;
+    long start, resume, loop = -1;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start,
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOOOOl", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start,
                           &resume, &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
-                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest, &o_cell, &o_single))
+                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest, &o_cell, &o_single, &loop))
         return NULL;
+    if (loop != -1 && (o_pure == Py_None || loop < 0)) {
+        PyErr_SetString(PyExc_ValueError, "walk_lexeme: loop is a lexer state, given with pure and rest_first");
+        return NULL;
+    }
     if (valid_cell(o_cell, "walk_lexeme")) return NULL;
     if ((o_pure == Py_None) != (o_rest == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "walk_lexeme: pure and rest_first go together");
@@ -385,6 +398,20 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             if (!seen[nxt]) {
                 seen[nxt] = 1;
                 reached[n_reached++] = nxt;
+            }
+            if (nxt == loop && w.byte_at[i] < 0x80 && (pure[i] || mutation == 7)) {
+                /* every token below is this path and then whole plain characters from loop on */
+                Py_ssize_t stop = w.end_at[i];
+                if (stop <= i || stop > w.n) { bad = 1; break; }
+                if (with_bits) {
+                    int64_t from = tstart[i], to = tstart[stop];
+                    if (from < 0 || to > n_tids || from > to || n_tokens + (to - from) > n_tids) { bad = 1; break; }
+                    for (int64_t j = from; j < to; j++) tokens[n_tokens++] = (int32_t)tids[j];
+                } else {
+                    for (Py_ssize_t k = i; k < stop; k++) nodes[n_nodes++] = (int32_t)k;
+                }
+                i = stop;
+                continue;
             }
             if (with_bits) {
                 int32_t t = single[i];

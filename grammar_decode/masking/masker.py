@@ -174,7 +174,10 @@ class Masker:
                 # the plain tokens whose first character leads to the split's target: a run from
                 # there decides them by length (one character to the target, then k more at most)
                 (target, firsts), (count, states) = split
-                skip = (self.slice.pure_nodes(trie), firsts)
+                # where the target's run reaches the longest plain token, a pure subtree whose path
+                # leads there is allowed whole wherever the walk meets it (below a named key's
+                # first letters, past the letters no named key goes on with)
+                skip = (self.slice.pure_nodes(trie), firsts, target if count >= self.slice.longest else -1)
                 bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size, skip)
                 bits |= self.slice.packed_split(firsts, count + 1)
                 reached = _sorted_union(reached, [target, *states])

@@ -5,6 +5,7 @@ taken with splits against the independent reference; broken kernels caught."""
 from __future__ import annotations
 
 import json
+import types
 
 import numpy as np
 import pytest
@@ -214,12 +215,13 @@ def test_split_masks_equal_the_reference(gpt2: gd.Vocabulary, monkeypatch: pytes
     assert all(equal for _prefix, equal in results), results
 
 
-@pytest.mark.parametrize("where,mutation", [("walk", 6), ("slices", 5)])
+@pytest.mark.parametrize("where,mutation", [("walk", 6), ("slices", 5), ("walk", 7)])
 def test_broken_splits_make_wrong_masks(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch, where: str,
                                         mutation: int) -> None:
-    """A walk that skips the plain subtrees below every first byte (6: those tokens go missing)
-    and a split that admits unchecked lead bytes (5: tokens beginning "é" allowed where the
-    pattern refuses them) give masks the reference refutes."""
+    """A walk that skips the plain subtrees below every first byte (6: those tokens go missing),
+    a split that admits unchecked lead bytes (5: tokens beginning "é" allowed where the pattern
+    refuses them) and a walk that takes every subtree whole from the loop state, pure or not (7:
+    a key closed inside the token, then anything) give masks the reference refutes."""
     monkeypatch.setattr(walk if where == "walk" else slices, "_MUTATION", mutation)
     _used, results = _split_masks(gpt2, monkeypatch)
     assert not all(equal for _prefix, equal in results), results
@@ -245,6 +247,55 @@ def test_the_skipping_walk_kernel_equals_the_python_walk(gpt2: gd.Vocabulary) ->
         assert reached.tolist() == sorted(slow_reached)
         whole = walk.python_lexeme_walk(lexer, trie, lex)[0]
         assert set(slow_nodes) < set(whole)
+
+
+def test_subtrees_taken_whole_from_the_loop_state(gpt2: gd.Vocabulary) -> None:
+    """With the split's target as the loop state (its plain run reaches the longest plain
+    token), the kernel (nodes listed, and bits set) and the Python walk agree, and the nodes are
+    those of the walk that steps into every such subtree: taking them whole changes no node."""
+    string_slice = slices.string_slice(gpt2)
+    trie = gpt2.trie
+    pure = string_slice.pure_nodes(trie)
+    taken = 0
+    for schema, prefix in SPLIT_CASES:
+        grammar = gd.compile_json_schema(schema)
+        lexer = grammar.recognizer.lexer
+        lex = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())[0]
+        target, firsts = slices.plain_split(lexer, lex)
+        run = slices.plain_run(lexer, lambda state: slices.plain_successor(lexer, state), target, string_slice.longest)
+        if run is None or run[0] < string_slice.longest:
+            continue
+        skip, loop = (pure, firsts), (pure, firsts, target)
+        nodes, boundaries, reached = walk.compiled_lexeme_walk(lexer, trie, lex, None, loop)
+        slow_nodes, slow_boundaries, slow_reached = walk.python_lexeme_walk(lexer, trie, lex, loop)
+        assert nodes.tolist() == slow_nodes
+        assert [tuple(b) for b in boundaries.tolist()] == [tuple(b) for b in slow_boundaries]
+        assert reached.tolist() == sorted(slow_reached)
+        bits = np.zeros(4 * gd.bitmask_words(len(gpt2)), dtype=np.uint8)
+        walk.compiled_lexeme_walk(lexer, trie, lex, bits, loop)
+        assert np.array_equal(bits, walk.token_bits(trie, slow_nodes, len(gpt2)))
+        stepped = walk.python_lexeme_walk(lexer, trie, lex, skip)
+        assert sorted(slow_nodes) == sorted(stepped[0]) and slow_boundaries == stepped[1]
+        taken += _steps(lexer, trie, lex, loop) < _steps(lexer, trie, lex, skip)
+    assert taken >= 3
+
+
+class _CountedRows(list):  # type: ignore[type-arg]
+    """A copy of the lexer's rows that counts the lookups (one per node the walk steps)."""
+
+    looked = 0
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        self.looked += 1
+        return super().__getitem__(index)
+
+
+def _steps(lexer: object, trie: object, lex: int, skip: tuple) -> int:
+    """How many nodes the Python walk steps the lexer at."""
+    rows = _CountedRows(lexer.rows)  # type: ignore[attr-defined]
+    counted = types.SimpleNamespace(rows=rows, matches=lexer.matches, row=lexer.row)  # type: ignore[attr-defined]
+    walk.python_lexeme_walk(counted, trie, lex, skip)  # type: ignore[arg-type]
+    return rows.looked
 
 
 @pytest.mark.parametrize("kernel", ["plain_successor", "plain_split"])

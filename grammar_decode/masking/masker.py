@@ -46,6 +46,9 @@ _UNKNOWN = object()
 #: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
 #: subtrees it lets a walk skip are too few to pay for the slice's mask.
 _MIN_SPLIT = 32
+#: Tests only: the split's target taken as the walk's loop state even where its plain run ends
+#: before the longest plain token (a deliberately broken masker).
+_LOOP_UNCHECKED = False
 
 class LexemePart:
     __slots__ = ("bits", "trie", "boundaries", "reached")
@@ -177,7 +180,8 @@ class Masker:
                 # where the target's run reaches the longest plain token, a pure subtree whose path
                 # leads there is allowed whole wherever the walk meets it (below a named key's
                 # first letters, past the letters no named key goes on with)
-                skip = (self.slice.pure_nodes(trie), firsts, target if count >= self.slice.longest else -1)
+                loop = target if count >= self.slice.longest or _LOOP_UNCHECKED else -1
+                skip = (self.slice.pure_nodes(trie), firsts, loop)
                 bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size, skip)
                 bits |= self.slice.packed_split(firsts, count + 1)
                 reached = _sorted_union(reached, [target, *states])

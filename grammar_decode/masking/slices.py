@@ -178,8 +178,17 @@ _SPLITS = 64
 
 def string_slice(vocab: Vocabulary) -> StringSlice:
     """The vocabulary's string slice, built on first use and kept with the vocabulary (shared by
-    every grammar masked over it)."""
-    return vocab.derived(StringSlice, lambda v: StringSlice(v.tokens, v.ordinary_mask()))
+    every grammar masked over it). The whole trie's flat arrays and its pure nodes, which the first
+    walk of a key state needs, are made with it: once per vocabulary, beside the slice, rather than
+    inside some request's mask (26 ms on Llama-3's 128k tokens)."""
+    return vocab.derived(StringSlice, _string_slice)
+
+
+def _string_slice(vocab: Vocabulary) -> StringSlice:
+    found = StringSlice(vocab.tokens, vocab.ordinary_mask())
+    vocab.trie.arrays()
+    found.pure_nodes(vocab.trie)
+    return found
 
 
 def plain_successor(lexer: Lexer, state: int) -> int | None:

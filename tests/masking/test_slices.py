@@ -86,27 +86,33 @@ STRUCTURAL = DOCUMENTS + [
 ]
 
 
-def _compare_structural(schema: dict, document: object) -> int:
+def _compare_structural(schema: dict, document: object) -> tuple[int, int]:
     """Lexer states met along the document where ``reads_plain_alike`` holds, asserting that one
-    step by ``a`` lands where the Python reference says every plain character does."""
+    step by ``a`` (and ``plain_successor``, which takes it) lands where the Python reference says
+    every plain character does; and how many of those states hold more than one pair."""
     grammar = gd.compile_json_schema(schema)
     recognizer, state = grammar.recognizer, grammar.recognizer.initial
     lexer = recognizer.lexer
-    alike = 0
+    alike = several = 0
     for byte in json.dumps(document, ensure_ascii=False).encode():
         if state[0] != DEAD and slices.reads_plain_alike(lexer, state[0]):
-            assert lexer.step(state[0], 0x61) == slices.python_plain_successor(lexer, state[0]), (schema, state[0])
+            expected = slices.python_plain_successor(lexer, state[0])
+            assert lexer.step(state[0], 0x61) == expected, (schema, state[0])
+            assert slices.plain_successor(lexer, state[0]) == expected, (schema, state[0])
             alike += 1
+            several += len(lexer.dfa.pairs[state[0]]) > 1
         state = recognizer.step(state, byte)
         assert state is not None
-    return alike
+    return alike, several
 
 
 @pytest.mark.parametrize("schema,document", STRUCTURAL)
 def test_the_structural_step_equals_the_python_reference(schema: dict, document: object) -> None:
-    alike = _compare_structural(schema, document)
+    alike, several = _compare_structural(schema, document)
     if "maxLength" in schema and "pattern" not in schema and "format" not in schema:
         assert alike > 0  # a counted string's states are what the structural step is for
+    if "anyOf" in json.dumps(schema):
+        assert several > 0  # states of two lexemes at once (the two strings of the anyOf)
 
 
 @pytest.mark.parametrize("schema,document", DOCUMENTS)
@@ -180,7 +186,15 @@ def test_a_split_kernel_admitting_unchecked_lead_bytes_is_caught(monkeypatch: py
 # The first character not "é", then any: every plain character but "é" leads on to a plain run,
 # so the split's lead bytes are all but 0xC3 (whose characters but "é" lead there too).
 NOT_E_FIRST = {"type": "string", "pattern": "^[^\u00e9]"}
-SPLIT_CASES = [(OPEN, prefix) for prefix in OPEN_PREFIXES] + [(NOT_E_FIRST, '"')]
+# Other keys of at most five characters: the split's target counts down, and its run ends long
+# before the longest plain token (no subtree may be taken whole from it).
+SHORT_KEYS = {"type": "object", "properties": {"name": {"type": "integer"}, "size": {"type": "integer"}},
+              "propertyNames": {"maxLength": 5}, "additionalProperties": {"type": "integer"}}
+# "ab", or one character but "a", then at most three: "a" then "b" reaches the split's target
+# (where every other first character leads), whose run ends after three characters.
+AB_OR_ONE = {"type": "string", "pattern": "^(ab|[^a])[^\\n]{0,3}$"}
+SPLIT_CASES = [(OPEN, prefix) for prefix in OPEN_PREFIXES] + [(NOT_E_FIRST, '"'), (AB_OR_ONE, '"')] + \
+    [(SHORT_KEYS, prefix) for prefix in ['{"', '{"n', '{"si', '{"name":1,"']]
 
 
 def _split_masks(vocab: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[tuple[str, bool]]]:
@@ -213,6 +227,14 @@ def test_split_masks_equal_the_reference(gpt2: gd.Vocabulary, monkeypatch: pytes
     used, results = _split_masks(gpt2, monkeypatch)
     assert used >= 5
     assert all(equal for _prefix, equal in results), results
+
+
+def test_a_loop_state_whose_run_ends_early_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The split's target taken as the loop state though its run ends within three characters
+    (``AB_OR_ONE``): tokens that begin "ab" and go on past three more characters are allowed."""
+    monkeypatch.setattr(masker, "_LOOP_UNCHECKED", True)
+    _used, results = _split_masks(gpt2, monkeypatch)
+    assert not all(equal for prefix, equal in results), results
 
 
 @pytest.mark.parametrize("where,mutation", [("walk", 6), ("slices", 5), ("walk", 7)])

@@ -79,6 +79,7 @@ def test_the_packed_form_drops_the_same_tokens(name: str, gpt2: gd.Vocabulary) -
         dropped_somewhere |= packed is not base
     assert dropped_somewhere or name != "tags"  # `["",` then `""` repeats the empty string
 
+
 def test_the_matcher_masks_what_the_fast_mask_says(gpt2: gd.Vocabulary) -> None:
     grammar = gd.compile_json_schema(TAGS)
     matcher = grammar.matcher(gpt2)

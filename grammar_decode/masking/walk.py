@@ -109,8 +109,8 @@ _SCRATCH = _Scratch()
 
 #: Subtrees a walk may leave out or take whole (``python_lexeme_walk``): per trie node, 1 where only
 #: plain tokens lie below; per byte, 1 where the subtrees below that first byte's node are left
-#: out so; optionally a lexer state (-1: none) from which every plain token is allowed.
-Skip = "tuple[np.ndarray, bytes] | tuple[np.ndarray, bytes, int]"
+#: out so; a lexer state (-1: none) from which every plain token is allowed.
+Skip = tuple[np.ndarray, bytes, int]
 
 
 def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int, skip: Skip | None = None
@@ -182,8 +182,7 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
                                     counts, seen, reached, _MUTATION, *extra, make,
                                     *(skip[:2] if skip is not None else (None, None)), _cell_maker(lexer),
-                                    None if bits is None else trie.node_token,
-                                    skip[2] if skip is not None and len(skip) > 2 else -1)
+                                    None if bits is None else trie.node_token, -1 if skip is None else skip[2])
         if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
             raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
     finally:
@@ -198,11 +197,11 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | Non
     """Nodes whose bytes all stay inside the lexeme begun at ``lex``, the boundaries met, and the
     lexer states those nodes lead to. With ``skip = (pure, rest_first)``, below each depth-1 node
     whose byte ``b`` has ``rest_first[b]`` set, the subtree of every node with ``pure[node]`` set
-    is left out unwalked (a slice decides its tokens: ``Masker.lexeme_part``). With
-    ``skip = (pure, rest_first, loop)``, ``loop`` a lexer state from which every plain token is
-    allowed however long, a node elsewhere whose ASCII byte leads to ``loop`` and whose subtree is
-    pure is listed with every node of its subtree, unwalked (each token there is the node's path,
-    then whole plain characters from ``loop`` on)."""
+    is left out unwalked (a slice decides its tokens: ``Masker.lexeme_part``). With ``skip =
+    (pure, rest_first, loop)`` and the lexer state ``loop`` (-1: none) one from which every plain
+    token is allowed however long, a node elsewhere whose ASCII byte leads to ``loop`` and whose
+    subtree is pure is listed with every node of its subtree, unwalked (each token there is the
+    node's path, then whole plain characters from ``loop`` on)."""
     byte_at, depth_at, end_at = trie.byte, trie.depth, trie.end
     rows, accepting, build_row = lexer.rows, lexer.matches, lexer.row
     n = len(byte_at)
@@ -210,8 +209,7 @@ def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | Non
     nodes: list[int] = []
     boundaries: list[Boundary] = []
     reached: set[int] = set()
-    pure, rest_first = skip[:2] if skip is not None else (None, b"")
-    loop = skip[2] if skip is not None and len(skip) > 2 else -1
+    pure, rest_first, loop = skip if skip is not None else (None, b"", -1)
     rest = False
     i = 1
     while i < n:

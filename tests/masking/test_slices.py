@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import types
+from typing import Iterator
 
 import numpy as np
 import pytest
 
 import grammar_decode as gd
-from grammar_decode.engine.lexer import DEAD
+from grammar_decode.engine.lexer import DEAD, Lexer
 from grammar_decode.ir.regex import shared_exprs
 from grammar_decode.masking import masker, slices, walk
 from grammar_decode.oracle.masks import reference_mask
@@ -38,20 +39,26 @@ DOCUMENTS = [
 ]
 
 
+def _lexer_states(schema: dict, document: object, ensure_ascii: bool = True) -> Iterator[tuple[Lexer, int]]:
+    """The lexer and its state before each byte of the document as JSON."""
+    grammar = gd.compile_json_schema(schema)
+    recognizer, state = grammar.recognizer, grammar.recognizer.initial
+    for byte in json.dumps(document, ensure_ascii=ensure_ascii).encode():
+        yield recognizer.lexer, state[0]
+        state = recognizer.step(state, byte)
+        assert state is not None
+
+
 def _compare(schema: dict, document: object) -> tuple[int, int]:
     """Lexer states met along the document where the two agree (asserting they do), and how many
     of them have a plain successor."""
-    grammar = gd.compile_json_schema(schema)
-    recognizer, state = grammar.recognizer, grammar.recognizer.initial
     compared = decided = 0
-    for byte in json.dumps(document).encode():
-        fast = slices.plain_successor(recognizer.lexer, state[0])
-        slow = slices.python_plain_successor(recognizer.lexer, state[0])
-        assert fast == slow, (state[0], fast, slow)
+    for lexer, lex in _lexer_states(schema, document):
+        fast = slices.plain_successor(lexer, lex)
+        slow = slices.python_plain_successor(lexer, lex)
+        assert fast == slow, (lex, fast, slow)
         compared += 1
         decided += fast is not None and fast != DEAD
-        state = recognizer.step(state, byte)
-        assert state is not None
     return compared, decided
 
 
@@ -90,19 +97,14 @@ def _compare_structural(schema: dict, document: object) -> tuple[int, int]:
     """Lexer states met along the document where ``reads_plain_alike`` holds, asserting that one
     step by ``a`` (and ``plain_successor``, which takes it) lands where the Python reference says
     every plain character does; and how many of those states hold more than one pair."""
-    grammar = gd.compile_json_schema(schema)
-    recognizer, state = grammar.recognizer, grammar.recognizer.initial
-    lexer = recognizer.lexer
     alike = several = 0
-    for byte in json.dumps(document, ensure_ascii=False).encode():
-        if state[0] != DEAD and slices.reads_plain_alike(lexer, state[0]):
-            expected = slices.python_plain_successor(lexer, state[0])
-            assert lexer.step(state[0], 0x61) == expected, (schema, state[0])
-            assert slices.plain_successor(lexer, state[0]) == expected, (schema, state[0])
+    for lexer, lex in _lexer_states(schema, document, ensure_ascii=False):
+        if lex != DEAD and slices.reads_plain_alike(lexer, lex):
+            expected = slices.python_plain_successor(lexer, lex)
+            assert lexer.step(lex, 0x61) == expected, (schema, lex)
+            assert slices.plain_successor(lexer, lex) == expected, (schema, lex)
             alike += 1
-            several += len(lexer.dfa.pairs[state[0]]) > 1
-        state = recognizer.step(state, byte)
-        assert state is not None
+            several += len(lexer.dfa.pairs[lex]) > 1
     return alike, several
 
 
@@ -151,16 +153,12 @@ OPEN_PREFIXES = ['{"', '{"n', '{"na', '{"nick', '{"x', '{"\u00e9', '{"a', '{"nam
 def _compare_splits(schema: dict, document: object) -> int:
     """Lexer states met along the document where the split kernel and its Python reference agree
     (asserting they do); how many have a split."""
-    grammar = gd.compile_json_schema(schema)
-    recognizer, state = grammar.recognizer, grammar.recognizer.initial
     found = 0
-    for byte in json.dumps(document, ensure_ascii=False).encode():
-        fast = slices.plain_split(recognizer.lexer, state[0])
-        slow = slices.python_plain_split(recognizer.lexer, state[0])
-        assert fast == slow, (state[0], fast, slow)
+    for lexer, lex in _lexer_states(schema, document, ensure_ascii=False):
+        fast = slices.plain_split(lexer, lex)
+        slow = slices.python_plain_split(lexer, lex)
+        assert fast == slow, (lex, fast, slow)
         found += fast is not None
-        state = recognizer.step(state, byte)
-        assert state is not None
     return found
 
 
@@ -261,7 +259,7 @@ def test_the_skipping_walk_kernel_equals_the_python_walk(gpt2: gd.Vocabulary) ->
         lex = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())[0]
         split = slices.plain_split(lexer, lex)
         assert split is not None
-        skip = (pure, split[1])
+        skip = (pure, split[1], -1)
         nodes, boundaries, reached = walk.compiled_lexeme_walk(lexer, trie, lex, None, skip)
         slow_nodes, slow_boundaries, slow_reached = walk.python_lexeme_walk(lexer, trie, lex, skip)
         assert nodes.tolist() == slow_nodes
@@ -287,7 +285,7 @@ def test_subtrees_taken_whole_from_the_loop_state(gpt2: gd.Vocabulary) -> None:
         run = slices.plain_run(lexer, lambda state: slices.plain_successor(lexer, state), target, string_slice.longest)
         if run is None or run[0] < string_slice.longest:
             continue
-        skip, loop = (pure, firsts), (pure, firsts, target)
+        skip, loop = (pure, firsts, -1), (pure, firsts, target)
         nodes, boundaries, reached = walk.compiled_lexeme_walk(lexer, trie, lex, None, loop)
         slow_nodes, slow_boundaries, slow_reached = walk.python_lexeme_walk(lexer, trie, lex, loop)
         assert nodes.tolist() == slow_nodes

@@ -43,9 +43,11 @@ NUMBERS = {"type": "array", "items": {"type": "number"}}
 OPTIONAL = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
 SHORT = {"type": "string", "maxLength": 3}
 HOST = {"type": "string", "format": "hostname"}
+KEYS = {"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}},
+        "additionalProperties": False}
 PROBES = [(PERSON, [b'{"name":"Ann"', b'{"name":"Ann","age":1']), (ARRAY3, [b"[1,2", b"[1,2,3"]),
           (NUMBERS, [b"[1e5", b"[1e55"]), (OPTIONAL, [b"{", b'{"a":1']), (SHORT, [b'"', b'"ab']),
-          (HOST, [b'"xn--', b'"XN--ab--'])]
+          (HOST, [b'"xn--', b'"XN--ab--']), (KEYS, [b'{"name', b'{"size'])]
 TAGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
 UNIQUE_PROBES = [b'["",', b'["a","', b'["a","a']
 TABLE = [(TAGS, '["a","a"]', False), (TAGS, '["a","b"]', True), (ARRAY3, "[1,2,3,4]", False), (NUMBERS, "[1e555]", False), (PERSON, '{"name":"\\x","age":1,"active":true}', False),
@@ -198,6 +200,12 @@ def a_labels_not_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ALabelGuard, "valid", lambda self, label: True)
 
 
+def twin_not_renamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key's lexeme part taken from another key's (its twin) with the lexer states at its
+    boundaries left as they were: the key that ends there is the other one."""
+    monkeypatch.setattr(masker_module, "_TWIN_NOT_RENAMED", True)
+
+
 def a_label_splits_too_coarse(monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard claims to tell no bytes apart anywhere, inside an A-label too, so the lexer makes
     the letters of an A-label one class: the tag of one stands for all of them."""
@@ -215,6 +223,7 @@ VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "wrong escape": wrong_escape,
     "cache key missing a field": cache_key_missing_a_field,
     "counting slice off by one": counting_slice_off_by_one,
+    "twin not renamed": twin_not_renamed,
 }
 
 

@@ -302,6 +302,42 @@ class LexemeDFA:
         pairs = [(o, self.exprs.difference(e, excluded) if o == origin else e) for o, e in self.pairs[state]]
         return self._intern(pairs, dict(self.tags[state]))
 
+    def shape(self, state: int) -> tuple[int, ...] | None:
+        """What decides everything about ``state`` but which lexeme each pair belongs to: its
+        expressions, sorted. None where that is not enough to tell its pairs apart (two pairs
+        with one expression) or where a guard's tag also decides (guarded pairs).
+
+        Two states of one shape are *twins*: the derivative of a pair by some bytes does not
+        depend on its origin, so after the same bytes they reach states of one shape again, one
+        the other's with its origins renamed (``twin_names``, ``renamed``); whether a state is
+        dead, accepting or closed depends on the expressions alone. A mask's lexeme part is
+        therefore the same for twins but for the states it names (``masking/masker.py``)."""
+        if self.tags[state]:
+            return None
+        exprs = sorted(e for _origin, e in self.pairs[state])
+        for i in range(1, len(exprs)):
+            if exprs[i] == exprs[i - 1]:
+                return None
+        return tuple(exprs)
+
+    def twin_names(self, state: int, twin: int) -> dict[int, int]:
+        """Per origin of ``state``: the origin of ``twin`` with the same expression (``state`` and
+        ``twin`` of one ``shape``, which is not None; ``ValueError`` otherwise)."""
+        origin_of = {e: origin for origin, e in self.pairs[twin]}
+        names = {origin: origin_of.get(e, -1) for origin, e in self.pairs[state]}
+        if len(names) != len(origin_of) or -1 in names.values() or self.tags[state] or self.tags[twin]:
+            raise ValueError(f"lexer states {state} and {twin} are not twins")
+        return names
+
+    def renamed(self, state: int, names: Mapping[int, int]) -> int:
+        """``state`` with the origin of each pair renamed by ``names`` (``twin_names``), the
+        expressions kept: where a state reached from ``s`` by some bytes is ``state``, the one its
+        twin reaches by the same bytes. Interned, so a state is made only where no walk made it
+        yet. ``KeyError`` for an origin ``names`` lacks; ``ValueError`` for guarded pairs."""
+        if self.tags[state]:
+            raise ValueError(f"lexer state {state} has guarded pairs: its tags are not renamed")
+        return self._intern_live(tuple(sorted([(names[origin], e) for origin, e in self.pairs[state]])))
+
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``, or ``DEAD``. A list lookup once the state's row exists;
         else only ``byte``'s class is made (``cell``)."""

@@ -113,9 +113,9 @@ class ClosingBudget:
             found = 0
             if lex != DEAD:
                 cost = self.completions.lexer_cost
-                part = self.masker.lexeme_part(lex)
-                for reached in part.reached.tolist():
+                for reached in self.masker.lexeme_reached(lex).tolist():
                     found = max(found, cost(reached, parse))
+                part = self.masker.lexeme_part(lex)
                 if len(part.boundaries):
                     for reached, after in self.masker.boundary_part(lex, parse, part).reached:
                         found = max(found, cost(reached, after))

@@ -49,16 +49,20 @@ _MIN_SPLIT = 32
 #: Tests only: the split's target taken as the walk's loop state even where its plain run ends
 #: before the longest plain token (a deliberately broken masker).
 _LOOP_UNCHECKED = False
+#: Tests only: a twin's lexeme part taken with its boundaries' states not renamed (a deliberately
+#: broken masker: the lexeme that ends there is the twin's, not this state's).
+_TWIN_NOT_RENAMED = False
 
 class LexemePart:
     __slots__ = ("bits", "trie", "boundaries", "reached")
 
-    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: Boundaries, reached: np.ndarray) -> None:
+    def __init__(self, bits: np.ndarray, trie: TokenTrie, boundaries: Boundaries, reached: np.ndarray | None) -> None:
         self.bits = bits  # packed as ``packed`` masks are, as uint8: an eighth of a bool mask
         self.trie = trie
         self.boundaries = boundaries
         #: the lexer states the lexeme-internal tokens lead to, sorted int32 (an array: no work
-        #: for the cyclic collector, which would visit each int of a set on every full collection)
+        #: for the cyclic collector, which would visit each int of a set on every full collection);
+        #: None in a part renamed from a twin's (``Masker.lexeme_reached``)
         self.reached = reached
 
 
@@ -101,6 +105,8 @@ class SharedParts:
         self.plain_next: ByteBoundedLRU[int | None] = ByteBoundedLRU(max_bytes // 32)
         # per lexer state: where most plain characters lead, and which (see slices.plain_split)
         self.plain_splits: ByteBoundedLRU[tuple[int, bytes] | None] = ByteBoundedLRU(max_bytes // 32)
+        #: per ``LexemeDFA.shape``: a lexer state of that shape whose lexeme part was walked
+        self.shapes: ByteBoundedLRU[int] = ByteBoundedLRU(max_bytes // 32)
 
 
 _SHARED: "weakref.WeakKeyDictionary[LexemeDFA, weakref.WeakKeyDictionary[Vocabulary, dict[int, SharedParts]]]" = \
@@ -150,14 +156,66 @@ class Masker:
         self._packed: ByteBoundedLRU[np.ndarray] = ByteBoundedLRU(max_cache_bytes // 8)
         self._plain_next: ByteBoundedLRU[int | None] = shared.plain_next
         self._plain_splits: ByteBoundedLRU[tuple[int, bytes] | None] = shared.plain_splits
+        self._shapes: ByteBoundedLRU[int] = shared.shapes
 
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
-        boundaries met, and the lexer states its tokens lead to."""
+        boundaries met, and the lexer states its tokens lead to (None where the part was renamed
+        from a twin's: ``lexeme_reached`` walks for them). A state whose twin's part is cached
+        (``LexemeDFA.shape``: the same expressions, other lexemes; a key's state once its name is
+        read, and the same state of every other key) takes that part with the states its
+        boundaries name renamed, no walk."""
         held = self._lexeme_parts.get(lex)
         if held is not None:
             bits, rest, boundaries, reached = held
             return LexemePart(bits, self.slice.rest if rest else self.trie, boundaries, reached)
+        dfa = self.recognizer.lexer.dfa
+        shape = dfa.shape(lex)
+        if shape is not None:
+            twin = self._shapes.get(shape)
+            held = self._lexeme_parts.get(twin) if twin is not None and twin != lex else None
+            if held is not None and held[3] is not None:
+                return self._renamed_part(lex, twin, held)  # type: ignore[arg-type]
+        part = self._walked_part(lex)
+        if shape is not None:
+            self._shapes.put(shape, lex, 64 + 8 * len(shape))
+        return part
+
+    def _renamed_part(self, lex: int, twin: int, held: tuple[np.ndarray, bool, Boundaries, np.ndarray]) -> LexemePart:
+        """The lexeme part of ``lex`` from its twin ``twin``'s (``held``, cached): the same bits
+        and boundary nodes, each boundary's lexer state renamed to the one ``lex`` reaches there
+        (``LexemeDFA.renamed``); the states reached are left to ``lexeme_reached``."""
+        bits, rest, boundaries, _reached = held
+        dfa = self.recognizer.lexer.dfa
+        names = dfa.twin_names(twin, lex)
+        if _TWIN_NOT_RENAMED:
+            names = {origin: origin for origin in names}
+        if isinstance(boundaries, np.ndarray):
+            # a state or two among hundreds of boundaries: renamed once each (numpy's unique and
+            # boolean masks cost more than a set of the column's ints)
+            column = boundaries[:, 1].tolist()
+            renamed = {before: dfa.renamed(before, names) for before in set(column)}
+            boundaries = boundaries.copy()
+            boundaries[:, 1] = renamed[column[0]] if len(renamed) == 1 else [renamed[b] for b in column]
+            boundaries.flags.writeable = False
+        else:
+            memo: dict[int, int] = {}
+            boundaries = [(node, memo[before] if before in memo else memo.setdefault(before, dfa.renamed(before, names)))
+                          for node, before in boundaries]
+        # the bits are the twin's array, counted again: an entry must not hold bytes its twin's
+        # eviction would leave uncounted
+        self._lexeme_parts.put(lex, (bits, rest, boundaries, None), bits.nbytes + 64 * len(boundaries))
+        return LexemePart(bits, self.slice.rest if rest else self.trie, boundaries, None)
+
+    def lexeme_reached(self, lex: int) -> np.ndarray:
+        """The lexer states the tokens of ``lex``'s lexeme part lead to (sorted int32): the
+        cached part's, or, for a part renamed from a twin's, from a walk (which then caches the
+        walked part in its place)."""
+        reached = self.lexeme_part(lex).reached
+        return reached if reached is not None else self._walked_part(lex).reached
+
+    def _walked_part(self, lex: int) -> LexemePart:
+        """The lexeme part of ``lex`` by a walk of the trie (cached)."""
         lexer = self.recognizer.lexer
         run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
         if run is not None:

@@ -382,3 +382,49 @@ def test_pending_rows_are_left_to_the_collector_untracked() -> None:
         gc.collect()
     pending = list(lexer.dfa._pending.values())
     assert pending and not any(gc.is_tracked(p) for p in pending)
+
+
+def _keys_lexer() -> Lexer:
+    """Three named keys (closing quote included) and a string that is none of them, as a JSON
+    object's key lexemes are."""
+    exprs = ExprSet()
+    keys = [exprs.literal(b'"' + name + b'"') for name in (b"name", b"size", b"note")]
+    other = exprs.difference(translate(exprs, r'"[a-z]*"'), exprs.alt(*keys))
+    return Lexer(exprs, [*keys, other])
+
+
+@pytest.mark.parametrize("left,right,twins", [
+    (b'"name', b'"size', True),  # each: its own key's closing quote, the other key's string
+    (b'"na', b'"si', False),  # the other key's string less "me\"" against less "ze\""
+    (b'"n', b'"s', False),  # "name" and "note" both live after "n: three pairs against two
+    (b'"name', b'"nam', False),
+    (b'"', b'"', True),  # one state: its own twin
+])
+def test_twins_reach_renamed_states_by_the_same_bytes(left: bytes, right: bytes, twins: bool) -> None:
+    lexer = _keys_lexer()
+    dfa = lexer.dfa
+    start = lexer.start([0, 1, 2, 3])
+    a, b = lexer.feed(start, left), lexer.feed(start, right)
+    assert (dfa.shape(a) == dfa.shape(b) is not None) is twins
+    if not twins:
+        with pytest.raises(ValueError):
+            dfa.twin_names(a, b)
+        return
+    names = dfa.twin_names(a, b)
+    for text in (b"", b'"', b"x", b"e", b'e"', b"xy", b'xy"', b"me", b'me"'):
+        after_a, after_b = lexer.feed(a, text), lexer.feed(b, text)
+        if after_a == DEAD:
+            assert after_b == DEAD, text
+            continue
+        assert dfa.renamed(after_a, names) == after_b, text
+        assert dfa.renamed(after_b, dfa.twin_names(b, a)) == after_a, text
+        assert dfa.matches[after_a] == dfa.matches[after_b] and dfa.closed[after_a] == dfa.closed[after_b]
+
+
+def test_a_state_with_two_pairs_of_one_expression_has_no_shape() -> None:
+    exprs = ExprSet()
+    word = translate(exprs, r"[a-z]+")
+    lexer = Lexer(exprs, [word, word])
+    state = lexer.feed(lexer.start([0, 1]), b"ab")
+    assert lexer.dfa.shape(state) is None
+    assert lexer.dfa.shape(lexer.feed(lexer.start([0]), b"ab")) is not None

@@ -12,6 +12,7 @@ require("regex")
 
 import grammar_decode as gd
 from grammar_decode.masking.bitmask import pack_mask
+from grammar_decode.ir.regex import shared_exprs
 from grammar_decode.masking.masker import Masker
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
@@ -213,3 +214,51 @@ def test_budget_mask_is_subset_and_keeps_the_promise(gpt2: gd.Vocabulary, schema
             continue
         after = grammar.recognizer.feed(state, gpt2.token_bytes(token_id))
         assert after is not None and budget_of.finish_tokens(after) <= budget, (gpt2.token_bytes(token_id), budget)
+
+
+KEYS = {"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"},
+                                         "note": {"type": "boolean"}}}
+CLOSED_KEYS = {**KEYS, "additionalProperties": False}
+
+
+@pytest.mark.parametrize("schema", [KEYS, CLOSED_KEYS])
+def test_a_twin_states_part_is_renamed_and_equals_its_walk(gpt2: gd.Vocabulary, schema: dict) -> None:
+    """Once ``{"name``'s lexeme part is walked, ``{"size``'s and ``{"note``'s (the same
+    expressions, other keys: ``LexemeDFA.shape``) are renamed from it, not walked: the same bits,
+    the boundaries' nodes with this state's lexer states, the masks the reference's; the states
+    reached come from a walk when the closing budget asks."""
+    shared_exprs().retire()  # a fresh set: no twin walked by an earlier test
+    grammar = gd.compile_json_schema(schema, whitespace="compact")
+    masker = grammar.masker(gpt2)
+    prefixes = ['{"name', '{"size', '{"note', '{"name":"a","size', '{"size":1,"note']
+    for prefix in prefixes:
+        state = _state(grammar, prefix)
+        assert np.array_equal(masker.mask(state), _reference(grammar, gpt2, prefix)), prefix
+    states = {_state(grammar, prefix)[0]: prefix for prefix in prefixes}
+    assert len(states) == 3  # one lexer state per key, whatever the parse
+    parts = {lex: masker.lexeme_part(lex) for lex in states}
+    assert [part.reached is None for part in parts.values()] == [False, True, True]
+    for lex, part in parts.items():
+        reached = masker.lexeme_reached(lex)  # walks where the part was renamed
+        assert masker.lexeme_part(lex).reached is not None  # the walked part took its place
+        walked = masker._walked_part(lex)  # a walk, whatever is cached
+        assert np.array_equal(part.bits, walked.bits) and part.trie is walked.trie, states[lex]
+        assert np.array_equal(np.asarray(part.boundaries), np.asarray(walked.boundaries)), states[lex]
+        assert np.array_equal(reached, walked.reached), states[lex]
+
+
+def test_a_renamed_part_on_the_python_walk_equals_the_compiled_one(gpt2: gd.Vocabulary,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python walk's boundaries (a list of pairs) are renamed alike."""
+    from grammar_decode.masking import walk as walk_module
+
+    compiled = gd.compile_json_schema(CLOSED_KEYS, whitespace="compact")
+    expected = {p: compiled.masker(gpt2).mask(_state(compiled, p)) for p in ('{"name', '{"size')}
+    monkeypatch.setattr(walk_module, "COMPILED", False)
+    shared_exprs().retire()  # a fresh set: no part walked by the compiled walk
+    grammar = gd.compile_json_schema(CLOSED_KEYS, whitespace="compact")
+    masker = Masker(grammar.recognizer, gpt2, gd.Limits(cache_bytes=1 << 26))  # a store of its own
+    for prefix in ('{"name', '{"size'):
+        assert np.array_equal(masker.mask(_state(grammar, prefix)), expected[prefix]), prefix
+    assert isinstance(masker.lexeme_part(_state(grammar, '{"size')[0]).boundaries, list)
+    assert masker.lexeme_part(_state(grammar, '{"size')[0]).reached is None

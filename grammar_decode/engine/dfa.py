@@ -314,11 +314,8 @@ class LexemeDFA:
         therefore the same for twins but for the states it names (``masking/masker.py``)."""
         if self.tags[state]:
             return None
-        exprs = sorted(e for _origin, e in self.pairs[state])
-        for i in range(1, len(exprs)):
-            if exprs[i] == exprs[i - 1]:
-                return None
-        return tuple(exprs)
+        exprs = tuple(sorted([e for _origin, e in self.pairs[state]]))
+        return exprs if len(set(exprs)) == len(exprs) else None
 
     def twin_names(self, state: int, twin: int) -> dict[int, int]:
         """Per origin of ``state``: the origin of ``twin`` with the same expression (``state`` and

@@ -190,18 +190,16 @@ class Masker:
         names = dfa.twin_names(twin, lex)
         if _TWIN_NOT_RENAMED:
             names = {origin: origin for origin in names}
+        # a state or two among hundreds of boundaries: each renamed once (a set of the column's
+        # ints costs less than numpy's unique or boolean masks)
+        column = boundaries[:, 1].tolist() if isinstance(boundaries, np.ndarray) else [b for _node, b in boundaries]
+        renamed = {before: dfa.renamed(before, names) for before in set(column)}
         if isinstance(boundaries, np.ndarray):
-            # a state or two among hundreds of boundaries: renamed once each (numpy's unique and
-            # boolean masks cost more than a set of the column's ints)
-            column = boundaries[:, 1].tolist()
-            renamed = {before: dfa.renamed(before, names) for before in set(column)}
             boundaries = boundaries.copy()
-            boundaries[:, 1] = renamed[column[0]] if len(renamed) == 1 else [renamed[b] for b in column]
+            boundaries[:, 1] = [renamed[before] for before in column]
             boundaries.flags.writeable = False
         else:
-            memo: dict[int, int] = {}
-            boundaries = [(node, memo[before] if before in memo else memo.setdefault(before, dfa.renamed(before, names)))
-                          for node, before in boundaries]
+            boundaries = [(node, renamed[before]) for node, before in boundaries]
         # the bits are the twin's array, counted again: an entry must not hold bytes its twin's
         # eviction would leave uncounted
         self._lexeme_parts.put(lex, (bits, rest, boundaries, None), bits.nbytes + 64 * len(boundaries))

@@ -257,7 +257,7 @@ def test_a_renamed_part_on_the_python_walk_equals_the_compiled_one(gpt2: gd.Voca
     monkeypatch.setattr(walk_module, "COMPILED", False)
     shared_exprs().retire()  # a fresh set: no part walked by the compiled walk
     grammar = gd.compile_json_schema(CLOSED_KEYS, whitespace="compact")
-    masker = Masker(grammar.recognizer, gpt2, gd.Limits(cache_bytes=1 << 26))  # a store of its own
+    masker = grammar.masker(gpt2)
     for prefix in ('{"name', '{"size'):
         assert np.array_equal(masker.mask(_state(grammar, prefix)), expected[prefix]), prefix
     assert isinstance(masker.lexeme_part(_state(grammar, '{"size')[0]).boundaries, list)

@@ -27,6 +27,7 @@ from grammar_decode.engine import parser_tables as parser_tables_module
 from grammar_decode.frontends.json_schema import lexemes as json_lexemes
 from grammar_decode.ir.regex import ExprSet, shared_exprs
 from grammar_decode.masking import masker as masker_module
+from grammar_decode.masking import slices as slices_module
 from grammar_decode.oracle.masks import reference_mask
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
 from grammar_decode.masking.slices import StringSlice
@@ -206,6 +207,12 @@ def twin_not_renamed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(masker_module, "_TWIN_NOT_RENAMED", True)
 
 
+def plain_absorption_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any expression that may begin with a plain character taken as staying alive through any
+    plain text: a state where whitespace or a name may come next takes every plain token."""
+    monkeypatch.setattr(slices_module, "_ABSORB_MUTATION", 1)
+
+
 def a_label_splits_too_coarse(monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard claims to tell no bytes apart anywhere, inside an A-label too, so the lexer makes
     the letters of an A-label one class: the tag of one stands for all of them."""
@@ -224,6 +231,7 @@ VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "cache key missing a field": cache_key_missing_a_field,
     "counting slice off by one": counting_slice_off_by_one,
     "twin not renamed": twin_not_renamed,
+    "plain absorption unchecked": plain_absorption_unchecked,
 }
 
 

@@ -3,8 +3,9 @@
 A mask after recognizer state ``(lex, parse, fresh)`` is the union of
 
 * the *lexeme part*, decided by the lexer state alone (``walk.lexeme_bits``, plus the plain-text
-  slice when plain text runs on from the lexer state, or from where most plain characters lead
-  it: ``slices.plain_split``): cached per lexer state, so every nesting depth
+  slice when plain text runs on from the lexer state, when no plain text can end its lexeme
+  (``slices.absorbs_plain``), or from where most plain characters lead it:
+  ``slices.plain_split``): cached per lexer state, so every nesting depth
   and every parse reaching that lexer state shares it, and, as lexer states are the shared DFA's
   (``engine/dfa.py``), every grammar on the same ``ExprSet`` and vocabulary shares it too
   (``SharedParts``): a JSON string's lexeme part is walked once per process, not once per schema;
@@ -39,7 +40,7 @@ from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
-from .slices import plain_run, plain_split, plain_successor, string_slice
+from .slices import absorbs_plain, plain_run, plain_split, plain_successor, string_slice
 from .walk import Boundaries, ReachedPairs, add_token_bits, boundary_walk, lexeme_bits
 
 _UNKNOWN = object()
@@ -62,7 +63,8 @@ class LexemePart:
         self.boundaries = boundaries
         #: the lexer states the lexeme-internal tokens lead to, sorted int32 (an array: no work
         #: for the cyclic collector, which would visit each int of a set on every full collection);
-        #: None in a part renamed from a twin's (``Masker.lexeme_reached``)
+        #: None in a part renamed from a twin's or taken whole from the slice
+        #: (``Masker.lexeme_reached``)
         self.reached = reached
 
 
@@ -161,7 +163,8 @@ class Masker:
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
         boundaries met, and the lexer states its tokens lead to (None where the part was renamed
-        from a twin's: ``lexeme_reached`` walks for them). A state whose twin's part is cached
+        from a twin's or taken whole from the slice: ``lexeme_reached`` walks for them). A state
+        whose twin's part is cached
         (``LexemeDFA.shape``: the same expressions, other lexemes; a key's state once its name is
         read, and the same state of every other key) takes that part with the states its
         boundaries name renamed, no walk."""
@@ -207,15 +210,21 @@ class Masker:
 
     def lexeme_reached(self, lex: int) -> np.ndarray:
         """The lexer states the tokens of ``lex``'s lexeme part lead to (sorted int32): the
-        cached part's, or, for a part renamed from a twin's, from a walk (which then caches the
-        walked part in its place)."""
+        cached part's, or, for a part renamed from a twin's or one taken whole from the slice
+        (``_walked_part``), from a walk of the whole trie (which then caches the walked part in its
+        place)."""
         reached = self.lexeme_part(lex).reached
-        return reached if reached is not None else self._walked_part(lex).reached
+        return reached if reached is not None else self._walked_part(lex, whole=True).reached  # type: ignore[return-value]
 
-    def _walked_part(self, lex: int) -> LexemePart:
-        """The lexeme part of ``lex`` by a walk of the trie (cached)."""
+    def _walked_part(self, lex: int, whole: bool = False) -> LexemePart:
+        """The lexeme part of ``lex`` by a walk of the trie (cached). Where every plain token
+        keeps the lexeme open (``slices.absorbs_plain``) and no run decides them by length, the
+        part is the whole slice and a walk of the other tokens' trie, and the states the plain
+        tokens reach are left unknown (None: ``lexeme_reached`` asks again with ``whole``, for a
+        walk of the whole trie)."""
         lexer = self.recognizer.lexer
         run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
+        reached: np.ndarray | None
         if run is not None:
             trie = self.slice.rest
             bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
@@ -224,6 +233,14 @@ class Masker:
                 bits |= self.slice.packed_up_to(count)
             if states:
                 reached = _sorted_union(reached, states)
+        elif not whole and absorbs_plain(lexer, lex):
+            # an object's key (any other key beside the named ones): a split would skip the
+            # plain subtrees only below the first bytes no name begins with, and walk every name's
+            # prefixes (new lexer states each time the names left change)
+            trie = self.slice.rest
+            bits, boundaries, _reached = lexeme_bits(lexer, trie, lex, self.size)
+            bits |= self.slice.packed_up_to(self.slice.longest)
+            reached = None
         else:
             trie = self.trie
             split = self._split(lex)
@@ -242,13 +259,14 @@ class Masker:
                 bits |= self.slice.packed_split(firsts, count + 1)
                 reached = _sorted_union(reached, [target, *states])
         bits.flags.writeable = False
-        reached.flags.writeable = False
+        if reached is not None:
+            reached.flags.writeable = False
         # cached as a plain tuple of arrays and a flag, which the cyclic collector stops tracking
         # (with the compiled walk; the Python walk's boundaries are a list, which keeps it
         # tracked): thousands of part objects held late in a long run were a sixth of what every
         # full collection visited (the trie is the vocabulary's, told by the flag)
         self._lexeme_parts.put(lex, (bits, trie is self.slice.rest, boundaries, reached),
-                               bits.nbytes + reached.nbytes + 64 * len(boundaries))
+                               bits.nbytes + (0 if reached is None else reached.nbytes) + 64 * len(boundaries))
         return LexemePart(bits, trie, boundaries, reached)
 
     def _split(self, lex: int) -> "tuple[tuple[int, bytes], tuple[int, list[int]]] | None":

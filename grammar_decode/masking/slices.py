@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 
 from ..engine.lexer import DEAD, Lexer
-from ..ir.kinds import CONCAT_KIND, EPSILON, NOTHING, REPEAT_KIND
+from ..ir.kinds import AND_KIND, CONCAT_KIND, EPSILON, NOT_KIND, NOTHING, REPEAT_KIND
 from ..ir.regex import ExprSet
 from ..vocab import TokenTrie, Vocabulary
 from .bitmask import pack_mask
@@ -271,44 +271,104 @@ def _reads_chars_whole(exprs: ExprSet, body: int) -> bool:
     string on the way (so a repeat of ``body`` cannot end inside a character). Explores the
     derivatives by every plain ASCII byte and every well-formed UTF-8 sequence (memoised on the
     expression, a few hundred derivatives), once per body and expression set."""
+    nullable = exprs.nullable
+    return _every_char_leads(exprs, body, _WHOLE, EPSILON, lambda nxt: nxt != NOTHING and not nullable[nxt])
+
+
+def _every_char_leads(exprs: ExprSet, expr: int, memo: "weakref.WeakKeyDictionary[ExprSet, dict[int, bool]]",
+                      end: int, on_the_way: Callable[[int], bool]) -> bool:
+    """Whether every plain character, read byte by byte, derives ``expr`` to ``end`` exactly,
+    through derivatives ``on_the_way`` accepts (between the bytes of a multi-byte character).
+    Every plain ASCII byte and every well-formed UTF-8 sequence, each derivative made once;
+    the answer memoised per expression in ``memo``'s dict for ``exprs``."""
     with _WHOLE_LOCK:
-        known = _WHOLE.get(exprs)
+        known = memo.get(exprs)
         if known is None:
-            known = _WHOLE[exprs] = {}
-    found = known.get(body)
+            known = memo[exprs] = {}
+    found = known.get(expr)
     if found is not None:
         return found
-    derive, nullable = exprs.derivative, exprs.nullable
+    derive = exprs.derivative
     seen: dict[tuple[int, int, int, int], bool] = {}
 
-    def rest_whole(expr: int, count: int, lo: int, hi: int) -> bool:
-        """Every continuation byte in ``lo..hi``, and ``count - 1`` more after it, ends in EPSILON."""
-        key = (expr, count, lo, hi)
+    def rest_leads(node: int, count: int, lo: int, hi: int) -> bool:
+        """Every continuation byte in ``lo..hi``, and ``count - 1`` more after it, ends in ``end``."""
+        key = (node, count, lo, hi)
         answer = seen.get(key)
         if answer is None:
             answer = True
             for byte in range(lo, hi + 1):
-                nxt = derive(expr, byte)
-                if count == 1:
-                    answer = nxt == EPSILON
-                else:
-                    answer = nxt != NOTHING and not nullable[nxt] and rest_whole(nxt, count - 1, 0x80, 0xBF)
+                nxt = derive(node, byte)
+                answer = nxt == end if count == 1 else on_the_way(nxt) and rest_leads(nxt, count - 1, 0x80, 0xBF)
                 if not answer:
                     break
             seen[key] = answer
         return answer
 
-    found = all(derive(body, byte) == EPSILON for byte in _PLAIN_ASCII)
+    found = all(derive(expr, byte) == end for byte in _PLAIN_ASCII)
     for (lo, hi), count, (clo, chi) in _LEADS if found else ():
         for lead in range(lo, hi + 1):
-            after = derive(body, lead)
-            if after == NOTHING or nullable[after] or not rest_whole(after, count, clo, chi):
+            after = derive(expr, lead)
+            if not on_the_way(after) or not rest_leads(after, count, clo, chi):
                 found = False
                 break
         if not found:
             break
-    known[body] = found
+    known[expr] = found
     return found
+
+
+#: Tests only: a deliberately broken ``absorbs_plain`` (1: the expression that must loop on plain
+#: characters is not checked to; 2: the excluded texts are not checked to be finite).
+_ABSORB_MUTATION = 0
+
+_LOOPS: "weakref.WeakKeyDictionary[ExprSet, dict[int, bool]]" = weakref.WeakKeyDictionary()
+
+
+def absorbs_plain(lexer: Lexer, state: int) -> bool:
+    """Whether some expression of ``state`` stays alive through any plain text, however long:
+    then every plain token keeps the lexeme open from ``state`` (its lexeme part is the whole
+    slice, plus a walk of the other tokens' trie), though plain characters may lead to many
+    states. True for an expression ``x`` that every plain character derives back to itself
+    (``_loops_on_plain``: a string's body and closing quote), or ``x & ¬f1 & ¬f2 ...`` with that
+    ``x`` and finite ``f`` (no ``&``, ``¬`` or unbounded repeat): an object's "other key" less the
+    named ones, in its first state and after any part of a name. Such an ``x`` matches arbitrarily
+    long strings after any plain text ``w`` (``x/w = x``, not empty), and each ``f/w`` finitely
+    many, so ``(x & ¬f...)/w`` is never empty. False for guarded states (a guard may refuse a
+    byte) and anything else (the walk decides). Cost: a few node lookups per expression, and once
+    per ``x`` and expression set, the derivatives of every plain character."""
+    dfa = lexer.dfa
+    if dfa.tags[state]:
+        return False
+    exprs = dfa.exprs
+    kinds, args, first = exprs.kind, exprs.args, exprs.first_bytes
+    for _origin, expr in dfa.pairs[state]:
+        if not first(expr) & _PLAIN_FIRST:
+            continue
+        if kinds[expr] == AND_KIND:
+            members = args[expr]
+            positive = [m for m in members if kinds[m] != NOT_KIND]  # type: ignore[union-attr]
+            if len(positive) != 1:
+                continue
+            if _ABSORB_MUTATION != 2 and any(
+                    exprs.has_boolean(args[m]) or exprs.has_unbounded_repeat(args[m])  # type: ignore[arg-type]
+                    for m in members if kinds[m] == NOT_KIND):  # type: ignore[union-attr]
+                continue
+            expr = positive[0]
+        if not exprs.has_boolean(expr) and _loops_on_plain(exprs, expr):
+            return True
+    return False
+
+
+def _loops_on_plain(exprs: ExprSet, expr: int) -> bool:
+    """Whether every plain character, read byte by byte, derives ``expr`` (no ``&``/``¬``) back
+    to ``expr`` exactly, through expressions that match something (``_every_char_leads``: a few
+    hundred derivatives, once per expression and expression set)."""
+    if _ABSORB_MUTATION == 1:
+        return expr != NOTHING
+    if exprs.first_bytes(expr) & _PLAIN_FIRST != _PLAIN_FIRST:
+        return False  # some plain first byte ends it: no derivative needed
+    return _every_char_leads(exprs, expr, _LOOPS, expr, lambda nxt: nxt != NOTHING)
 
 
 #: ``_walk.plain_successor``'s answers that are not states: plain characters go different ways;

@@ -340,3 +340,91 @@ def test_the_plain_kernels_make_missing_cells_in_place(kernel: str) -> None:
                 reference if kernel == "plain_successor" or reference is None else reference[0])
         else:
             assert found == slices._MISSING
+
+
+# ``slices.absorbs_plain``: (schema, prefix, whether some expression of the lexer state there stays
+# alive through any plain text)
+CLOSED = {"type": "object", "properties": {"name": {"type": "integer"}, "size": {"type": "integer"}},
+          "additionalProperties": False}
+# keys beginning "ab" refused: the other key is ``string & ¬(ab...)``, less an infinite language
+NO_AB = {"type": "object", "patternProperties": {"^ab": False}}
+ABSORB_CASES = [
+    (OPEN, '{"', True),  # any other key, beside names whose first letters go their own ways
+    (OPEN, '{"n', True),  # inside two names and any other key
+    (OPEN, '{"nick', True),
+    (OPEN, '{"name":"a","', True),  # one name left out: the other key still absorbs
+    ({"type": "string"}, '"ab', True),  # a string's body loops on plain characters
+    (CLOSED, '{"', False),  # the names only: each ends on some plain character
+    (CLOSED, '{"n', False),
+    ({"type": "string", "pattern": "^[a-z]+$"}, '"a', False),  # a digit ends it
+    ({"type": "string", "maxLength": 12}, '"', False),  # counts down: not the same expression again
+    (SHORT_KEYS, '{"', False),  # the other key with a length: two positive members
+    (NO_AB, '{"a', False),  # "b" leads nowhere: less an infinite language
+    ({"type": "string", "format": "hostname"}, '"', False),  # guarded: the walk decides
+]
+
+
+@pytest.mark.parametrize("schema,prefix,expected", ABSORB_CASES)
+def test_absorbs_plain(schema: dict, prefix: str, expected: bool) -> None:
+    grammar = gd.compile_json_schema(schema)
+    lex = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())[0]
+    assert slices.absorbs_plain(grammar.recognizer.lexer, lex) is expected
+
+
+def test_an_absorbing_state_keeps_every_plain_token(gpt2: gd.Vocabulary) -> None:
+    """Where ``absorbs_plain`` holds, every plain token of the vocabulary is read without the
+    lexer dying, byte by byte: the claim the masker takes the whole slice on."""
+    plain = np.flatnonzero(slices.string_slice(gpt2).plain).tolist()
+    for schema, prefix, expected in ABSORB_CASES:
+        if not expected:
+            continue
+        grammar = gd.compile_json_schema(schema)
+        lexer = grammar.recognizer.lexer
+        lex = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())[0]
+        assert all(lexer.feed(lex, gpt2.token_bytes(t)) != DEAD for t in plain[::7]), prefix
+
+
+ABSORBED_PREFIXES = ['{"', '{"n', '{"nick', '{"x', '{"\u00e9', '{"name":"a","', '{"name":"a","ni']
+
+
+def test_parts_taken_whole_from_the_slice_equal_the_walk(gpt2: gd.Vocabulary) -> None:
+    """A lexeme part taken whole from the slice (an absorbing state without a plain run) has the
+    bits of the walk of the whole trie, masks equal to the reference, and the
+    states reached from that walk once the closing budget asks for them (which then caches the
+    walked part in its place)."""
+    taken = 0
+    for prefix in ABSORBED_PREFIXES:
+        shared_exprs().retire()  # a fresh set: no part cached by another case
+        grammar = gd.compile_json_schema(OPEN)
+        masker_ = grammar.masker(gpt2)
+        data = prefix.encode()
+        state = grammar.recognizer.feed(grammar.recognizer.initial, data)
+        assert np.array_equal(masker_.mask(state),
+                              reference_mask(ReferenceRecognizer(grammar.ir), gpt2, data)), prefix
+        lex = state[0]
+        part = masker_.lexeme_part(lex)
+        walked = masker_._walked_part(lex, whole=True)
+        assert np.array_equal(part.bits, walked.bits), prefix
+        if part.reached is None:
+            taken += 1
+            assert part.trie is masker_.slice.rest and walked.trie is masker_.trie
+            assert masker_.lexeme_part(lex).reached is not None  # the whole walk took its place
+            assert np.array_equal(masker_.lexeme_reached(lex), walked.reached)
+    assert taken >= 5
+
+
+@pytest.mark.parametrize("mutation", [1, 2])
+def test_a_broken_absorption_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch, mutation: int) -> None:
+    """An expression taken as looping on plain characters unchecked (1: a closed object's names
+    then take every plain token) or an excluded language taken as finite unchecked (2: after
+    ``{"a`` with keys beginning "ab" refused, "b" is allowed) gives masks the reference refutes."""
+    monkeypatch.setattr(slices, "_ABSORB_MUTATION", mutation)
+    wrong = 0
+    for schema, prefix in [(CLOSED, '{"'), (NO_AB, '{"a')]:
+        shared_exprs().retire()
+        grammar = gd.compile_json_schema(schema)
+        data = prefix.encode()
+        state = grammar.recognizer.feed(grammar.recognizer.initial, data)
+        fast = grammar.masker(gpt2).mask(state)
+        wrong += not np.array_equal(fast, reference_mask(ReferenceRecognizer(grammar.ir), gpt2, data))
+    assert wrong >= 1

@@ -343,8 +343,9 @@ def absorbs_plain(lexer: Lexer, state: int) -> bool:
     exprs = dfa.exprs
     kinds, args, first = exprs.kind, exprs.args, exprs.first_bytes
     for _origin, expr in dfa.pairs[state]:
-        if not first(expr) & _PLAIN_FIRST:
-            continue
+        plain_first = first(expr) & _PLAIN_FIRST
+        if plain_first != _PLAIN_FIRST and (_ABSORB_MUTATION != 1 or not plain_first):
+            continue  # some plain first byte ends it (a name's literal: most pairs of a key state)
         if kinds[expr] == AND_KIND:
             members = args[expr]
             positive = [m for m in members if kinds[m] != NOT_KIND]  # type: ignore[union-attr]

@@ -58,8 +58,12 @@ MAX_STATES = 1 << 18
 Pairs = tuple[tuple[int, int], ...]
 #: The tags of a state's guarded pairs, by origin, in origin order.
 Tags = tuple[tuple[int, Hashable], ...]
-#: Entries of the witness memo (``_vouched``) before it is cleared.
+#: Entries of the witness memo (``_vouched``) and of the guards' moves (``_note_moves``) before
+#: each is cleared.
 _VOUCH_ENTRIES = 1 << 16
+#: A guarded tag's moves for the C maker of cells: the class of each byte (255: the cell is made
+#: in Python), then per class the next tag (None: rejected) and whether it is complete.
+Moves = tuple[bytes, tuple[Hashable | None, ...], tuple[bool, ...]]
 
 
 #: A class map: a representative byte per class, the class of every byte, and the same as an array.
@@ -149,6 +153,8 @@ class LexemeDFA:
         #: per state: the tags of its guarded pairs (empty without guards)
         self.tags: list[Tags] = []
         self._vouch: dict[tuple[int, int, Hashable], bool] = {}
+        #: the moves of guarded tags, for the C maker of cells (``_note_moves``)
+        self._moves: dict[tuple[int, Hashable], Moves | None] = {}
         # the rows again as one int32 table of 256 per state (UNBUILT where not built), and a
         # byte per state (1: accepting), for compiled walks; grown by doubling, under the lock
         self._table, self._accepts = _zeroed_tables(MAX_STATES)
@@ -399,7 +405,7 @@ class LexemeDFA:
         ids, the tables, the lock, and the id from which new states are left to ``_intern_live``
         (which retires the set at ``MAX_STATES`` and grows the tables past it)."""
         return (self.pairs, self.accepting, self.matches, self.closed, self.rows, self.tags, self._ids, self._table,
-                self._accepts, self._lock, _NONE, MAX_STATES - 1, ())
+                self._accepts, self._lock, _NONE, MAX_STATES - 1, (), self._moves)
 
     def _store_cell(self, state: int, byte: int) -> int:
         """``cell`` by the C store (``ExprSet.store``). In one call where it can
@@ -561,14 +567,47 @@ class LexemeDFA:
             union |= first
         splits: list[int] = []
         for origin, tag in self.tags[state]:
-            told = getattr(self._guard(origin), "splits", None)
+            guard = self._guard(origin)
+            told = getattr(guard, "splits", None)
             found = None if told is None else told(tag)
+            if self._store is not None:
+                self._note_moves(origin, guard, tag, found)  # type: ignore[arg-type]
             if found is None:
                 return _LazyRow(self, state, union, firsts, None, None)
             splits.extend(found)
         splits.extend(split for _origin, e in self.pairs[state] for split in exprs.split_sets(e))
         key = split_key(splits)
         return _LazyRow(self, state, union, firsts, _class_blocks(key), _class_map(key)[1])
+
+    def _note_moves(self, origin: int, guard: LexemeGuard, tag: Hashable, splits: tuple[int, ...] | None) -> None:
+        """Write down for the C maker of cells (``ir/_cells.c``) how ``origin``'s ``tag`` moves:
+        per class of the guard's ``splits`` at it (None: no class; every cell stays Python's), the
+        tag a byte of the class leads to (None: rejected) and whether it is complete, where that tag
+        needs no witness (``completions`` None: the pair is vouched for whatever its expression);
+        a class whose tag needs one stays Python's (255). Once per (origin, tag) until the table
+        is cleared (bounded like the witness memo): a host name's tags outside an A-label are a
+        handful, and ``IDLE`` (a label that is no A-label) carries nearly every cell of a walk."""
+        key = (origin, tag)
+        if key in self._moves:
+            return
+        moves: Moves | None = None
+        if splits is not None:
+            representatives, class_of, _array = _class_map(split_key(list(splits)))
+            if len(representatives) < 255:
+                nexts: list[Hashable | None] = []
+                completes: list[bool] = []
+                python: set[int] = set()
+                for c, byte in enumerate(representatives):
+                    following = guard.step(tag, byte)
+                    if following is not None and guard.completions(following) is not None:
+                        python.add(c)
+                    nexts.append(following)
+                    completes.append(following is not None and guard.complete(following))
+                moves = (bytes(255 if c in python else c for c in class_of), tuple(nexts), tuple(completes))
+        with self._lock:
+            if len(self._moves) >= _VOUCH_ENTRIES:
+                self._moves.clear()
+            self._moves[key] = moves
 
     def _guarded_step(self, state: int, byte: int, firsts: list[int]) -> int:
         exprs = self.exprs

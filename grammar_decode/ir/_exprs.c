@@ -855,6 +855,120 @@ static int surely_nonempty(Store *s, int32_t d) {
     return positives == 1 && infinite;
 }
 
+/* A word of x (free of & and ¬, so non-empty where it is not NOTHING), among the shortest its
+   structure gives (the shortest branch of each union, the fewest copies of each repeat), written
+   into buf: its length, or -1 where it would be longer than cap bytes or *fuel node visits run out
+   (each call spends one). */
+static int some_word(Store *s, int32_t x, uint8_t *buf, int cap, int *fuel) {
+    if (--*fuel < 0) return -1;
+    const Node *node = &s->nodes[x];
+    if (node->nullable) return 0;
+    switch (node->kind) {
+    case BYTES_KIND:
+        if (cap < 1) return -1;
+        for (int b = 0; b < 256; b++)
+            if (has_byte(node->first, b)) { buf[0] = (uint8_t)b; return 1; }
+        return -1;
+    case LITERAL_KIND: {
+        Py_ssize_t size = PyBytes_GET_SIZE(s->lits[node->a]) - (Py_ssize_t)node->b;
+        if (size > cap) return -1;
+        memcpy(buf, PyBytes_AS_STRING(s->lits[node->a]) + node->b, (size_t)size);
+        return (int)size;
+    }
+    case CONCAT_KIND: {
+        int length = 0;
+        for (int64_t j = 0; j < s->nodes[x].b; j++) {
+            int got = some_word(s, s->pool[s->nodes[x].a + j], buf + length, cap - length, fuel);
+            if (got < 0) return -1;
+            length += got;
+        }
+        return length;
+    }
+    case OR_KIND: {
+        uint8_t best[64], trial[64];
+        int shortest = -1;
+        for (int64_t j = 0; j < s->nodes[x].b; j++) {
+            int limit = shortest < 0 ? (cap < 64 ? cap : 64) : shortest - 1;
+            int got = some_word(s, s->pool[s->nodes[x].a + j], trial, limit, fuel);
+            if (got >= 0) {
+                shortest = got;
+                memcpy(best, trial, (size_t)got);
+                if (!got) break;
+            } else if (*fuel < 0) return -1;
+        }
+        if (shortest > 0) memcpy(buf, best, (size_t)shortest);
+        return shortest;
+    }
+    case REPEAT_KIND: {
+        int64_t lo = node->b;
+        int32_t inner = (int32_t)node->a;
+        int one = some_word(s, inner, buf, cap, fuel);
+        if (one < 0 || (one > 0 && lo > cap / one)) return -1;
+        for (int64_t k = 1; k < lo; k++) memcpy(buf + k * one, buf, (size_t)one);
+        return (int)(lo * one);
+    }
+    default:  /* NOTHING, and & or ¬ (not asked for) */
+        return -1;
+    }
+}
+
+/* Node visits one witnessed() call may spend, some_word's included (a host name's rest: a few hundred). */
+#define WITNESS_FUEL 4096
+
+/* Whether node d is non-empty because its structure shows a word of it: a node free of & and ¬
+   is (the constructors reduce an empty one to NOTHING); a concatenation where each part is; a
+   union where one branch is; a repeat that may be empty or whose item is; an intersection where
+   a word of some member free of & and ¬ (some_word) is matched by every other member (derivatives
+   by its bytes, then nullable). 1, 0 (not shown: maybe empty), -1 with an exception on error.
+   Sound only (0 decides nothing): `pattern & char{0,k}` (a pattern or format with a length
+   bound, a host name's 253 characters) is shown at every count by the pattern's shortest rest. */
+static int witnessed(Store *s, int32_t d, int *fuel) {
+    if (--*fuel < 0 || d == NOTHING) return 0;
+    const Node *node = &s->nodes[d];
+    if (!(node->flags & HAS_BOOLEAN)) return 1;
+    switch (node->kind) {
+    case CONCAT_KIND: case OR_KIND: {
+        int any = node->kind == OR_KIND;
+        for (int64_t j = 0; j < s->nodes[d].b; j++) {
+            int shown = witnessed(s, s->pool[s->nodes[d].a + j], fuel);
+            if (shown < 0) return -1;
+            if (shown && any) return 1;
+            if (!shown && !any) return 0;
+        }
+        return !any;
+    }
+    case REPEAT_KIND:
+        return node->b == 0 ? 1 : witnessed(s, (int32_t)node->a, fuel);
+    case AND_KIND: {  /* each member free of & and ¬ in turn gives the word (one may be the bound) */
+        Ids members;
+        ids_init(&members);
+        for (int64_t j = 0; j < node->b; j++)  /* copied: derivatives below may move the pool */
+            if (ids_push(&members, s->pool[node->a + j]) < 0) { ids_free(&members); return -1; }
+        int shown = 0;
+        for (Py_ssize_t c = 0; c < members.n && !shown && *fuel >= 0; c++) {
+            int32_t source = members.items[c];
+            if (s->nodes[source].flags & HAS_BOOLEAN) continue;
+            uint8_t word[64];
+            int length = some_word(s, source, word, 64, fuel);
+            shown = length >= 0;
+            for (Py_ssize_t i = 0; shown && i < members.n && s->mutation != 7; i++) {  /* 7 (tests only): unchecked */
+                int32_t e = members.items[i];
+                if (i == c) continue;
+                for (int k = 0; k < length && e != NOTHING; k++) {
+                    e = derive(s, e, word[k]);
+                    if (e < 0) { ids_free(&members); return -1; }
+                }
+                shown = e != NOTHING && s->nodes[e].nullable;
+            }
+        }
+        ids_free(&members);
+        return shown;
+    }
+    default:
+        return 0;
+    }
+}
+
 /* The live pairs of one transition (store_step_pairs): a new tuple, the class in klass, the
    positions in it of the derivatives that may be empty in unsure (initialised by the caller);
    NULL with an exception set on error. */
@@ -892,11 +1006,14 @@ PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids 
             Py_XDECREF(value);
             if (!out) { Py_CLEAR(live); goto done; }
         }
-        if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 &&
-            !surely_nonempty(s, d) && ids_push(unsure, (int32_t)kept) < 0) {
-            Py_DECREF(out);
-            Py_CLEAR(live);
-            goto done;
+        if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 && !surely_nonempty(s, d)) {
+            int fuel = WITNESS_FUEL;
+            int shown = witnessed(s, d, &fuel);
+            if (shown < 0 || (!shown && ids_push(unsure, (int32_t)kept) < 0)) {
+                Py_DECREF(out);
+                Py_CLEAR(live);
+                goto done;
+            }
         }
         PyTuple_SET_ITEM(live, kept++, out);
     }

@@ -52,7 +52,9 @@ typedef struct {
     int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is,
                      3 has step_pairs never report a derivative that may be empty,
                      4 has make_cell append every new state as matching nothing,
-                     5 has a lookup miss the index's entries still to move after a growth */
+                     5 has a lookup miss the index's entries still to move after a growth,
+                     6 has make_cell not narrow a guarded state's class to the guard's,
+                     7 has an intersection's witness word go unchecked by its other members */
 } Store;
 
 extern PyTypeObject StoreType;

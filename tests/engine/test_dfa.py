@@ -258,21 +258,25 @@ def test_cells_made_one_class_at_a_time_behave_as_whole_rows(pattern: str, text:
     assert len(seen) >= 15
 
 
-def _compare_stores(fast: Lexer, a: int, slow: Lexer, b: int, depth: int = 6) -> int:
+def _compare_stores(fast: Lexer, a: int, slow: Lexer, b: int, depth: int = 6, limit: int = 300,
+                    fast_step: "object | None" = None) -> int:
     """Every state reached pairwise from ``a`` and ``b`` within ``depth`` bytes agrees (dead,
-    accepting, the expressions left, described); how many pairs were compared."""
+    accepting, guard tags, the expressions left, described); how many pairs were compared (at
+    most ``limit`` followed). ``fast_step``: how ``fast`` steps, if not by ``Lexer.step``."""
+    step = fast.step if fast_step is None else fast_step
     frontier, seen = [(a, b)], {(a, b)}
     for _depth in range(depth):
         following = []
         for x, y in frontier:
             for byte in range(256):
-                p, q = fast.step(x, byte), slow.step(y, byte)
+                p, q = step(x, byte), slow.step(y, byte)  # type: ignore[operator]
                 assert (p == DEAD) == (q == DEAD), (x, y, byte)
                 if p != DEAD:
                     assert fast.dfa.matches[p] == slow.dfa.matches[q]
+                    assert fast.dfa.tags[p] == slow.dfa.tags[q], (x, y, byte)
                     assert [fast.exprs.describe(e) for _o, e in fast.dfa.pairs[p]] == \
                         [slow.exprs.describe(e) for _o, e in slow.dfa.pairs[q]]
-                    if (p, q) not in seen and len(seen) < 300:
+                    if (p, q) not in seen and len(seen) < limit:
                         seen.add((p, q))
                         following.append((p, q))
         frontier = following
@@ -347,8 +351,110 @@ def test_a_step_to_an_empty_intersection_is_dead_in_the_c_store() -> None:
     lexer = _with_an_empty_step(0)
     start = lexer.start([0])
     assert lexer.step(start, ord("a")) == DEAD and lexer.step(start, ord("x")) != DEAD
-    broken = _with_an_empty_step(3)
-    assert broken.step(broken.start([0]), ord("a")) != DEAD
+    for mutation in (3, 7):  # 7: the witness word goes unchecked by the intersection's other member
+        broken = _with_an_empty_step(mutation)
+        assert broken.step(broken.start([0]), ord("a")) != DEAD, mutation
+
+
+_LENGTHS = r"[a-z]+(\.[a-z]+)*@[a-z]+"  # a pattern beside a length bound: pattern & byte{0,40}
+
+
+def _bounded(compiled: bool) -> tuple[Lexer, int]:
+    exprs = ExprSet(compiled=compiled)
+    expr = exprs.both(translate(exprs, _LENGTHS), exprs.repeat(translate(exprs, "[\\x00-\\xff]"), 0, 40))
+    lexer = Lexer(exprs, [exprs.concat(expr, exprs.literal(b'"'))])
+    return lexer, lexer.start([0])
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+def test_a_pattern_beside_a_length_bound_is_stepped_without_emptiness_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pattern & byte{0,k}`` after each byte: the pattern's shortest rest, read by the bound's
+    rest, shows the intersection non-empty (``witnessed`` in ``ir/_exprs.c``), so no cell asks
+    for a search until the bound is too short for any rest; the states agree with the Python
+    store's, the bound's end included."""
+    fast, fast_start = _bounded(True)
+    slow, slow_start = _bounded(False)
+    searched = []
+    is_empty = fast.exprs.is_empty
+
+    def counted(item: int, fuel: int | None = None) -> bool:
+        searched.append(item)
+        return is_empty(item, fuel)
+
+    monkeypatch.setattr(fast.exprs, "is_empty", counted)
+    assert _compare_stores(fast, fast_start, slow, slow_start, depth=4) >= 8
+    assert not searched
+    text = b"ab.cd@" + b"e" * 33  # 39 bytes: one more letter fits, then only the quote
+    state = fast.feed(fast_start, text)
+    assert fast.step(state, ord("e")) != DEAD
+    assert fast.step(fast.step(state, ord("e")), ord("e")) == DEAD
+    assert fast.dfa.matches[fast.step(fast.step(state, ord("e")), ord('"'))]
+
+
+def _host_lexer(compiled: bool, mutation: int = 0, loose: bool = False) -> Lexer:
+    """A host name's lexeme, guarded, with a length bound as ``format: hostname`` has; ``loose``:
+    letters, digits, dots and hyphens in any order instead, an expression that does not tell
+    ``x`` or ``n`` from other letters (the guard's splits do)."""
+    from grammar_decode.frontends.json_schema.a_labels import A_LABELS
+    from grammar_decode.frontends.json_schema.formats import HOSTNAME_WITH_A_LABELS
+    exprs = ExprSet(compiled=compiled)
+    if mutation:
+        exprs._use_store(regex_module._exprs.Store(mutation=mutation))
+    bound = exprs.repeat(translate(exprs, "[\\x00-\\xff]"), 0, 30)
+    body = translate(exprs, "[a-z0-9.-]*" if loose else HOSTNAME_WITH_A_LABELS)
+    host = exprs.concat(exprs.literal(b'"'), exprs.both(body, bound), exprs.literal(b'"'))
+    return Lexer(exprs, [host], {0: A_LABELS})
+
+
+def _walked(lexer: Lexer) -> "tuple[object, object]":
+    """A cell as a compiled walk makes it: ``make_cell`` in C, else ``dense_cell`` in Python,
+    then read from the dense table; and a list of the cells C made for guarded states."""
+    make_cell, core = lexer.cell_maker()
+    made_in_c: list[tuple[int, int]] = []
+
+    def step(state: int, byte: int) -> int:
+        found = make_cell(core, state, byte)
+        if found is None:
+            lexer.dense_cell(state, byte)
+        elif lexer.guarded(state):
+            made_in_c.append((state, byte))
+        return int(lexer.dense()[0][256 * state + byte]) - dfa_module.STORED
+
+    return step, made_in_c
+
+
+def _compare_hosts(fast: Lexer, slow: Lexer, texts: tuple[bytes, ...]) -> int:
+    """From the states after each of ``texts``, three bytes deep over every byte, ``fast`` stepped
+    as a compiled walk steps (``_walked``) agrees with ``slow`` (``_compare_stores``); how many
+    cells of guarded states C made."""
+    step, made_in_c = _walked(fast)
+    for text in texts:
+        _compare_stores(fast, fast.feed(fast.start([0]), text), slow, slow.feed(slow.start([0]), text),
+                        depth=3, limit=60, fast_step=step)
+    return len(made_in_c)
+
+
+_HOST_TEXTS = (b'"', b'"imap', b'"imap.', b'"x', b'"xn-', b'"a.xn--', b'"mail.example.co', b'"a.b.c.d.e.f.g.h.i.j.k.l.m')
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+@pytest.mark.parametrize("loose", [False, True])
+def test_guarded_cells_made_in_c_equal_those_made_in_python(loose: bool) -> None:
+    """A host name's states (a guarded pair, a length bound): cells made by ``make_cell`` from
+    the guard's noted moves (``LexemeDFA._note_moves``) lead where the Python store's lexer goes,
+    tag for tag, past labels, dots, ``xn--`` prefixes, the closing quote and the bound's end;
+    most of the cells asked for are made in C."""
+    made_in_c = _compare_hosts(_host_lexer(True, loose=loose), _host_lexer(False, loose=loose), _HOST_TEXTS)
+    assert made_in_c > 1000
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+def test_a_guard_class_left_wide_is_caught() -> None:
+    """6: ``make_cell`` leaves a guarded state's class as wide as the expression's, where only
+    the guard tells ``x`` from ``a`` (the loose expression): a label beginning ``x`` loses its
+    A-label check, which the comparison sees."""
+    with pytest.raises(AssertionError):
+        _compare_hosts(_host_lexer(True, mutation=6, loose=True), _host_lexer(False, loose=True), _HOST_TEXTS)
 
 
 def test_a_cell_makes_only_its_class(store: str) -> None:

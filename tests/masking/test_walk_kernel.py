@@ -120,7 +120,9 @@ def test_walks_go_on_when_the_table_grows_under_them(gpt2: gd.Vocabulary, monkey
     assert grown
 
 
-def test_the_c_maker_leaves_guarded_states_to_python() -> None:
+def test_the_c_maker_leaves_a_labels_to_python() -> None:
+    """Inside an A-label every byte moves the guard's tag somewhere new (no noted moves): the C
+    maker answers None and Python makes the cell."""
     grammar = gd.compile_json_schema({"type": "string", "format": "hostname"})
     lexer = grammar.recognizer.lexer
     state = grammar.recognizer.feed(grammar.recognizer.initial, b'"xn--')[0]

@@ -912,6 +912,300 @@ static int some_word(Store *s, int32_t x, uint8_t *buf, int cap, int *fuel) {
     }
 }
 
+/* A lower bound of the lengths of node x's words from its structure alone (ExprSet._lower_bound):
+   ¬y counts 0, x & y the larger bound, a union the least of its members that have words; -1 where
+   the structure shows no word at all. Memoised per node (s->bounds); -3 on a memory error. */
+static int64_t lower_bound(Store *s, int32_t x) {
+    if (s->capbounds < s->n) {
+        int64_t *grown = realloc(s->bounds, (size_t)s->cap * sizeof(int64_t));
+        if (!grown) { PyErr_NoMemory(); return -3; }
+        for (int32_t i = s->capbounds; i < s->cap; i++) grown[i] = -2;
+        s->bounds = grown;
+        s->capbounds = s->cap;
+    }
+    if (s->bounds[x] != -2) return s->bounds[x];
+    const Node *node = &s->nodes[x];
+    int64_t result = 0;
+    switch (node->kind) {
+    case NOTHING_KIND: result = -1; break;
+    case EPSILON_KIND: case NOT_KIND: result = 0; break;
+    case BYTES_KIND: result = is_zero(node->first) ? -1 : 1; break;
+    case LITERAL_KIND: result = (int64_t)PyBytes_GET_SIZE(s->lits[node->a]) - node->b; break;
+    case CONCAT_KIND: case AND_KIND: {
+        int sum = node->kind == CONCAT_KIND;
+        int64_t start = node->a, count = node->b;
+        for (int64_t j = 0; j < count && result >= 0; j++) {
+            int64_t part = lower_bound(s, s->pool[start + j]);
+            if (part < -1) return part;
+            if (part < 0) result = -1;
+            else if (sum) result = result + part > MAX_BOUND ? MAX_BOUND : result + part;
+            else if (part > result) result = part;
+        }
+        break;
+    }
+    case OR_KIND: {
+        int64_t start = node->a, count = node->b;
+        result = -1;
+        for (int64_t j = 0; j < count; j++) {
+            int64_t part = lower_bound(s, s->pool[start + j]);
+            if (part < -1) return part;
+            if (part >= 0 && (result < 0 || part < result)) result = part;
+        }
+        break;
+    }
+    case REPEAT_KIND: {
+        int64_t lo = node->b;
+        if (lo == 0) break;
+        int64_t part = lower_bound(s, (int32_t)node->a);
+        if (part < -1) return part;
+        result = part < 0 ? -1 : (part && lo > MAX_BOUND / part ? MAX_BOUND : part * lo);
+        break;
+    }
+    }
+    s->bounds[x] = result;  /* (the table may have moved during the recursion: indexed again) */
+    return result;
+}
+
+/* What the Python set's memo (s->decided) says of node id: 1 non-empty, 2 empty, 0 not known,
+   -1 with an exception on error. */
+static int decided(Store *s, int32_t id) {
+    if (!s->decided) return 0;
+    PyObject *key = PyLong_FromLong(id);
+    if (!key) return -1;
+    PyObject *found = PyDict_GetItemWithError(s->decided, key);
+    Py_DECREF(key);
+    if (!found) return PyErr_Occurred() ? -1 : 0;
+    return found == Py_False ? 1 : found == Py_True ? 2 : 0;
+}
+
+/* Writes into the memo that node id is non-empty (a probe found a word through it). */
+static int decide_nonempty(Store *s, int32_t id) {
+    if (!s->decided) return 0;
+    PyObject *key = PyLong_FromLong(id);
+    if (!key) return -1;
+    int failed = PyDict_SetItem(s->decided, key, Py_False);
+    Py_DECREF(key);
+    return failed;
+}
+
+/* The derivatives a probe expands at most (ExprSet._GREEDY_NODES). */
+#define GREEDY_NODES 48
+
+/* Whether a set (open addressing over 2^13 slots of node id + 1) holds id; added if not. */
+static int seen_before(int32_t *slots, int32_t id) {
+    uint32_t h = ((uint32_t)id * 2654435761u) & 8191;
+    while (slots[h]) {
+        if (slots[h] == id + 1) return 1;
+        h = (h + 1) & 8191;
+    }
+    slots[h] = id + 1;
+    return 0;
+}
+
+/* Pushes onto `out` the derivatives of n by each byte class not seen before, less those the
+   structure shows empty, the one to try first last (a nullable one, else the least lower bound;
+   the last class on a tie), as ExprSet._ranked_derivatives orders them. -1 on error. */
+static int ranked(Store *s, int32_t n, Ids *out, int32_t *slots, Py_ssize_t room) {
+    Py_ssize_t base = out->n;
+    uint64_t left[4] = {~0ULL, ~0ULL, ~0ULL, ~0ULL};
+    int64_t bounds[256];
+    for (int w = 0; w < 4;) {
+        if (!left[w]) { w++; continue; }
+        int byte = 64 * w + __builtin_ctzll(left[w]);
+        uint64_t klass[4];
+        if (class_of(s, &n, 1, byte, klass) < 0) return -1;
+        for (int v = 0; v < 4; v++) {
+            klass[v] &= left[v];
+            left[v] &= ~klass[v];
+        }
+        if (s->mutation == 9) memset(left, 0, sizeof left);  /* 9 (tests only): the first class alone */
+        int32_t d = derive(s, n, byte);
+        if (d < 0) return -1;
+        if (d == NOTHING || (Py_ssize_t)(out->n - base) >= 256 || out->n >= room || seen_before(slots, d)) continue;
+        int known = decided(s, d);
+        if (known < 0) return -1;
+        if (known == 2) continue;
+        int64_t bound = s->nodes[d].nullable ? -1 : lower_bound(s, d);
+        if (bound < -1) return -1;
+        if (bound == -1 && !s->nodes[d].nullable) continue;
+        /* insertion by bound, largest first; a later class goes after earlier ones of its bound */
+        Py_ssize_t at = out->n;
+        if (ids_push(out, d) < 0) return -1;
+        while (at > base && bounds[at - 1 - base] < bound) {
+            out->items[at] = out->items[at - 1];
+            bounds[at - base] = bounds[at - 1 - base];
+            at--;
+        }
+        out->items[at] = d;
+        bounds[at - base] = bound;
+    }
+    return 0;
+}
+
+/* Whether a depth-first probe of at most GREEDY_NODES derivatives finds a word of `item`
+   (ExprSet._greedy_witness: at each node the derivative closest to a word first; a node the
+   Python set's memo knows non-empty ends it, and every node on the path found is written there
+   as non-empty). 1, 0 (none found: decides nothing), -1 with an exception on error. */
+static int probed(Store *s, int32_t item) {
+    int32_t *slots = calloc(8192, sizeof(int32_t));
+    if (!slots) { PyErr_NoMemory(); return -1; }
+    Ids candidates;  /* every frame's ranked derivatives, one after another */
+    ids_init(&candidates);
+    Py_ssize_t ends[GREEDY_NODES + 2], starts[GREEDY_NODES + 2];
+    int32_t path[GREEDY_NODES + 2];
+    int depth = 0, expanded = 1, found = 0;
+    seen_before(slots, item);
+    path[0] = item;
+    starts[0] = 0;
+    if (ranked(s, item, &candidates, slots, 4096) < 0) { found = -1; goto done; }
+    ends[0] = candidates.n;
+    while (depth >= 0) {
+        if (ends[depth] == starts[depth]) {  /* this frame tried: back up */
+            candidates.n = starts[depth];
+            depth--;
+            continue;
+        }
+        int32_t node = candidates.items[--ends[depth]];
+        int known = s->nodes[node].nullable ? 1 : decided(s, node);
+        if (known < 0) { found = -1; goto done; }
+        if (known == 1 || s->mutation == 8) {
+            found = 1;
+            for (int k = 0; k <= depth && found > 0; k++)
+                if (decide_nonempty(s, path[k]) < 0) found = -1;
+            break;
+        }
+        if (expanded >= GREEDY_NODES) break;
+        expanded++;
+        candidates.n = ends[depth];  /* the frame keeps what it has left; its child's follow */
+        depth++;
+        path[depth] = node;
+        starts[depth] = candidates.n;
+        if (ranked(s, node, &candidates, slots, 4096) < 0) { found = -1; goto done; }
+        ends[depth] = candidates.n;
+    }
+done:
+    ids_free(&candidates);
+    free(slots);
+    return found;
+}
+
+/* The nodes one search() may reach before it leaves the question to Python (whose search
+   counts against Limits.regex_states, after counting and the other certificates). */
+#define SEARCH_NODES 4096
+
+typedef struct { int64_t bound, order; int32_t at; } Entry;  /* a heap entry: a reached node's index */
+
+static void heap_push(Entry *heap, Py_ssize_t *n, Entry e) {
+    Py_ssize_t i = (*n)++;
+    while (i > 0) {
+        Py_ssize_t up = (i - 1) / 2;
+        if (heap[up].bound < e.bound || (heap[up].bound == e.bound && heap[up].order < e.order)) break;
+        heap[i] = heap[up];
+        i = up;
+    }
+    heap[i] = e;
+}
+
+static Entry heap_pop(Entry *heap, Py_ssize_t *n) {
+    Entry top = heap[0], last = heap[--*n];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && (heap[c + 1].bound < heap[c].bound ||
+                           (heap[c + 1].bound == heap[c].bound && heap[c + 1].order < heap[c].order))) c++;
+        if (last.bound < heap[c].bound || (last.bound == heap[c].bound && last.order < heap[c].order)) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (*n > 0) heap[i] = last;
+    return top;
+}
+
+/* Whether `item` matches some string, decided by a best-first search over its derivatives by
+   byte class, the node closest to a word first (ExprSet._has_witness): 1 non-empty (every node on
+   the path to the word written into the Python set's memo as such), 2 empty (no node reached is
+   nullable, and every one is written into the memo as empty: the search reached all that each
+   one reaches, less nodes known or shown empty), 0 undecided (more than SEARCH_NODES nodes: left
+   to Python), -1 with an exception on error. */
+static int searched(Store *s, int32_t item) {
+    int32_t *nodes = malloc(SEARCH_NODES * sizeof(int32_t)), *parent = malloc(SEARCH_NODES * sizeof(int32_t));
+    int32_t *slots = calloc(16384, sizeof(int32_t));  /* node id + 1 -> reached index + 1 */
+    Entry *heap = malloc(SEARCH_NODES * sizeof(Entry));
+    int result = 0;
+    Py_ssize_t reached = 0, queued = 0;
+    int64_t order = 0;
+    if (!nodes || !parent || !slots || !heap) { PyErr_NoMemory(); result = -1; goto done; }
+    nodes[0] = item;
+    parent[0] = 0;
+    reached = 1;
+    {
+        uint32_t h = ((uint32_t)item * 2654435761u) & 16383;
+        slots[h] = item + 1;
+    }
+    heap_push(heap, &queued, (Entry){0, order++, 0});
+    while (queued) {
+        Entry top = heap_pop(heap, &queued);
+        int32_t node = nodes[top.at];
+        int known = s->nodes[node].nullable ? 1 : decided(s, node);
+        if (known < 0) { result = -1; goto done; }
+        if (known == 1) {  /* a word: every node on the way to it has one */
+            for (int32_t at = top.at;; at = parent[at]) {
+                if (decide_nonempty(s, nodes[at]) < 0) { result = -1; goto done; }
+                if (at == 0) break;
+            }
+            result = 1;
+            goto done;
+        }
+        uint64_t left[4] = {~0ULL, ~0ULL, ~0ULL, ~0ULL};
+        for (int w = 0; w < 4;) {
+            if (!left[w]) { w++; continue; }
+            int byte = 64 * w + __builtin_ctzll(left[w]);
+            uint64_t klass[4];
+            if (class_of(s, &node, 1, byte, klass) < 0) { result = -1; goto done; }
+            for (int v = 0; v < 4; v++) {
+                klass[v] &= left[v];
+                left[v] &= ~klass[v];
+            }
+            if (s->mutation == 9) memset(left, 0, sizeof left);  /* 9 (tests only): the first class alone */
+            int32_t d = derive(s, node, byte);
+            if (d < 0) { result = -1; goto done; }
+            if (d == NOTHING) continue;
+            uint32_t h = ((uint32_t)d * 2654435761u) & 16383;
+            while (slots[h] && slots[h] != d + 1) h = (h + 1) & 16383;
+            if (slots[h]) continue;  /* reached before */
+            int dknown = decided(s, d);
+            if (dknown < 0) { result = -1; goto done; }
+            if (dknown == 2) continue;
+            int64_t bound = s->nodes[d].nullable || dknown == 1 ? 0 : lower_bound(s, d);
+            if (bound < -1) { result = -1; goto done; }
+            if (bound == -1) continue;
+            if (reached == SEARCH_NODES) goto done;  /* undecided: Python's search goes on */
+            slots[h] = d + 1;
+            nodes[reached] = d;
+            parent[reached] = top.at;
+            heap_push(heap, &queued, (Entry){bound, order++, (int32_t)reached});
+            reached++;
+        }
+    }
+    for (Py_ssize_t i = 0; i < reached; i++) {
+        PyObject *key = PyLong_FromLong(nodes[i]);
+        if (!key || (s->decided && PyDict_SetItem(s->decided, key, Py_True) < 0)) {
+            Py_XDECREF(key);
+            result = -1;
+            goto done;
+        }
+        Py_DECREF(key);
+    }
+    result = 2;
+done:
+    free(nodes);
+    free(parent);
+    free(slots);
+    free(heap);
+    return result;
+}
+
 /* Node visits one witnessed() call may spend, some_word's included (a host name's rest: a few hundred). */
 #define WITNESS_FUEL 4096
 
@@ -924,8 +1218,10 @@ static int some_word(Store *s, int32_t x, uint8_t *buf, int cap, int *fuel) {
    bound, a host name's 253 characters) is shown at every count by the pattern's shortest rest. */
 static int witnessed(Store *s, int32_t d, int *fuel) {
     if (--*fuel < 0 || d == NOTHING) return 0;
+    if (!(s->nodes[d].flags & HAS_BOOLEAN)) return 1;
+    int known = decided(s, d);
+    if (known != 0) return known < 0 ? -1 : known == 1;
     const Node *node = &s->nodes[d];
-    if (!(node->flags & HAS_BOOLEAN)) return 1;
     switch (node->kind) {
     case CONCAT_KIND: case OR_KIND: {
         int any = node->kind == OR_KIND;
@@ -962,7 +1258,7 @@ static int witnessed(Store *s, int32_t d, int *fuel) {
             }
         }
         ids_free(&members);
-        return shown;
+        return shown ? 1 : probed(s, d);
     }
     default:
         return 0;
@@ -1007,8 +1303,14 @@ PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids 
             if (!out) { Py_CLEAR(live); goto done; }
         }
         if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 && !surely_nonempty(s, d)) {
+            /* shown non-empty by a word, or decided by a bounded search; else Python's search */
             int fuel = WITNESS_FUEL;
             int shown = witnessed(s, d, &fuel);
+            if (shown == 0) shown = searched(s, d);
+            if (shown == 2) {  /* empty: the pair dies */
+                Py_DECREF(out);
+                continue;
+            }
             if (shown < 0 || (!shown && ids_push(unsure, (int32_t)kept) < 0)) {
                 Py_DECREF(out);
                 Py_CLEAR(live);
@@ -1021,6 +1323,27 @@ PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids 
 done:
     ids_free(&items);
     return live;
+}
+
+/* use_decided(memo): the Python set's memo of emptiness (a dict from node id to bool), read by
+   the probes for words and written where they find one. */
+static PyObject *store_use_decided(Store *s, PyObject *arg) {
+    if (!PyDict_Check(arg)) { PyErr_SetString(PyExc_TypeError, "use_decided(a dict)"); return NULL; }
+    Py_INCREF(arg);
+    Py_XSETREF(s->decided, arg);
+    Py_RETURN_NONE;
+}
+
+/* witnessed(expr) -> bool: whether the structure shows expr non-empty (witnessed above); False
+   decides nothing. For tests and probes: step_pairs asks it of each derivative it would list as
+   unsure. */
+static PyObject *store_witnessed(Store *s, PyObject *arg) {
+    int32_t d = node_arg(s, arg);
+    if (d < 0) return NULL;
+    int fuel = WITNESS_FUEL;
+    int shown = witnessed(s, d, &fuel);
+    if (shown < 0) return NULL;
+    return PyBool_FromLong(shown);
 }
 
 /* step_pairs(pairs, byte) -> (live, klass, unsure): one lexer transition of a state whose (origin,
@@ -1202,6 +1525,8 @@ static void store_dealloc(Store *s) {
     free(s->old_dkeys);
     free(s->old_dvals);
     free(s->marks);
+    free(s->bounds);
+    Py_XDECREF(s->decided);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -1220,6 +1545,10 @@ static PyMethodDef store_methods[] = {
     {"derivative", (PyCFunction)(void (*)(void))store_derivative, METH_FASTCALL, "The derivative by one byte."},
     {"step_pairs", (PyCFunction)(void (*)(void))store_step_pairs, METH_FASTCALL,
      "step_pairs(pairs, byte) -> (the live (origin, derivative) pairs, their byte class, whether any may be empty)."},
+    {"use_decided", (PyCFunction)store_use_decided, METH_O,
+     "use_decided(memo) -> None: the Python set's memo of emptiness, read and written by the probes for words."},
+    {"witnessed", (PyCFunction)store_witnessed, METH_O,
+     "witnessed(expr) -> whether its structure shows expr non-empty (a word of it found); False decides nothing."},
     {"make_cell", (PyCFunction)(void (*)(void))store_make_cell, METH_FASTCALL,
      "make_cell(core, state, byte) -> the state a lexer transition leads to, made and written (ir/_cells.c), or None."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},

@@ -49,12 +49,17 @@ typedef struct {
     uint32_t *marks; /* per node: the walk (epoch) that last visited it, for step_pairs (class_of) */
     int32_t capmarks;
     uint32_t epoch;
+    int64_t *bounds; /* per node: a lower bound of its lengths (lower_bound), -1: none, -2: not known yet */
+    int32_t capbounds;
+    PyObject *decided; /* the Python set's memo of emptiness (ExprSet._empty: node -> bool), or NULL */
     int mutation; /* tests only: 1 keeps ε in a nullable union, 2 leaves a counter's bound as it is,
                      3 has step_pairs never report a derivative that may be empty,
                      4 has make_cell append every new state as matching nothing,
                      5 has a lookup miss the index's entries still to move after a growth,
                      6 has make_cell not narrow a guarded state's class to the guard's,
-                     7 has an intersection's witness word go unchecked by its other members */
+                     7 has an intersection's witness word go unchecked by its other members,
+                     8 has the probe for a word take the first derivative it expands as one,
+                     9 has the probe and the search for a word try each node's first byte class alone */
 } Store;
 
 extern PyTypeObject StoreType;

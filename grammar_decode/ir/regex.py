@@ -113,6 +113,7 @@ class ExprSet(CountedIntersections):
         """Keep the nodes in ``store``: its views stand for the lists, its methods for the
         constructors and derivatives below (instance attributes, found before the class's)."""
         self.store = store
+        store.use_decided(self._empty)  # its probes for words read and add to what searches decided
         self.kind, self.args, self.nullable = store.kinds, store.args, store.nullables
         self.byteset = store.byteset  # type: ignore[method-assign]
         self._literal_from = store.literal_from  # type: ignore[method-assign]

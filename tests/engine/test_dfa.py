@@ -335,25 +335,91 @@ def test_a_cell_maker_that_never_accepts_is_caught() -> None:
 def _with_an_empty_step(mutation: int) -> Lexer:
     """A lexer whose start reads ``xy``, or an intersection that no text matches (``a[a-z]*b`` and
     ``a[a-z]*c``): after ``a`` only that intersection is left, which no constructor reduces to
-    NOTHING, so only the emptiness search can tell the step is dead. ``mutation``: the C store
-    deliberately broken (3: ``step_pairs`` never asks for the search)."""
+    NOTHING, so only an emptiness search can tell the step is dead: the C store's own
+    (``searched`` in ``ir/_exprs.c``; the memo of the Python search the start state asked for is
+    cleared, so nothing is known before). ``mutation``: the C store deliberately broken (3:
+    ``step_pairs`` never asks whether a derivative is empty; 7: an intersection's witness word
+    goes unchecked by its other member)."""
     exprs = ExprSet(compiled=True)
     if mutation:
         exprs._use_store(regex_module._exprs.Store(mutation=mutation))
     never = exprs.both(translate(exprs, "a[a-z]*b"), translate(exprs, "a[a-z]*c"))
-    return Lexer(exprs, [exprs.alt(never, translate(exprs, "xy"))])
+    lexer = Lexer(exprs, [exprs.alt(never, translate(exprs, "xy"))])
+    lexer.start([0])  # its Python search, remembered with the start state
+    exprs._empty.clear()  # the same dict the C store reads
+    return lexer
 
 
 @pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
-def test_a_step_to_an_empty_intersection_is_dead_in_the_c_store() -> None:
-    """The C store's transitions search the emptiness of a derivative with ``&`` (``step_pairs``
-    reports it as unsure); the broken variant, which does not, keeps a state that matches nothing."""
+def test_a_step_to_an_empty_intersection_is_dead_in_the_c_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C store decides the emptiness of a derivative with ``&`` itself (a search over its
+    derivatives, ``searched``), with no Python search; the broken variants keep a state that
+    matches nothing."""
     lexer = _with_an_empty_step(0)
     start = lexer.start([0])
+    monkeypatch.setattr(lexer.exprs, "is_empty", lambda *args: pytest.fail("a Python search"))
     assert lexer.step(start, ord("a")) == DEAD and lexer.step(start, ord("x")) != DEAD
-    for mutation in (3, 7):  # 7: the witness word goes unchecked by the intersection's other member
+    for mutation in (3, 7):
         broken = _with_an_empty_step(mutation)
         assert broken.step(broken.start([0]), ord("a")) != DEAD, mutation
+
+
+def _first_letter_not_a(mutation: int = 0, compiled: bool = True) -> Lexer:
+    """``q`` then a word that does not begin with ``a`` (``[a-z]+ & ¬a[a-z]*``): after ``q`` the
+    intersection's shortest plain word (``a``) is excluded, so only a probe along its derivatives
+    finds one (``b``). ``mutation`` 9: the C probe and search try each node's first byte class
+    alone, so they find none and call the intersection empty."""
+    exprs = ExprSet(compiled=compiled)
+    if mutation:
+        exprs._use_store(regex_module._exprs.Store(mutation=mutation))
+    word = exprs.both(translate(exprs, "[a-z]+"), exprs.negate(translate(exprs, "a[a-z]*")))
+    lexer = Lexer(exprs, [exprs.concat(exprs.literal(b"q"), word, exprs.literal(b";"))])
+    lexer.start([0])
+    exprs._empty.clear()
+    return lexer
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+def test_an_intersection_shown_non_empty_by_a_probe_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its derivatives agree with the Python store's for four bytes, with no Python search; the
+    probe's finding is written into the Python set's memo; the broken probe (9) is caught."""
+    fast, slow = _first_letter_not_a(), _first_letter_not_a(compiled=False)
+    monkeypatch.setattr(fast.exprs, "is_empty", lambda *args: pytest.fail("a Python search"))
+    fast_start = fast.start([0])
+    after = fast.step(fast_start, ord("q"))
+    assert after != DEAD and fast.step(after, ord("a")) == DEAD and fast.step(after, ord("b")) != DEAD
+    word = fast.exprs.args[fast.dfa.pairs[after][0][1]][0]  # (word);
+    assert fast.exprs.kind[word] == regex_module.AND_KIND and fast.exprs._empty.get(word) is False
+    assert _compare_stores(fast, fast_start, slow, slow.start([0]), depth=4) >= 4
+    broken = _first_letter_not_a(mutation=9)
+    assert broken.step(broken.start([0]), ord("q")) == DEAD
+
+
+_REGIONS = [  # (the plain language, what is taken out of it): regions of keys a pattern splits
+    (r'"[a-z]*"', r'"[a-z]*f.o[a-z]*"'),
+    (r'"[a-z0-9_]*"', r'"[a-z]*[0-9][a-z0-9_]*"'),
+    (r'"[a-z]{0,12}"', r'"(ab|cd)[a-z]*"'),
+    (r'"[a-z.]*@[a-z]+"', r'"[a-z]*\.\.[a-z.]*@[a-z]+"'),
+]
+
+
+@pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
+@pytest.mark.parametrize("plain, taken", _REGIONS)
+def test_regions_of_keys_are_decided_in_c_as_the_python_store_decides(
+        plain: str, taken: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``plain & ¬taken`` and ``plain & taken``, lexed side by side: every state within five bytes
+    agrees with the Python store's (dead where a region has no text left), and the C store asks
+    Python for no emptiness search."""
+    lexers = []
+    for compiled in (True, False):
+        exprs = ExprSet(compiled=compiled)
+        left, right = translate(exprs, plain), translate(exprs, taken)
+        lexers.append(Lexer(exprs, [exprs.both(left, exprs.negate(right)), exprs.both(left, right)]))
+    fast, slow = lexers
+    fast_start, slow_start = fast.start([0, 1]), slow.start([0, 1])
+    fast.exprs._empty.clear()
+    monkeypatch.setattr(fast.exprs, "is_empty", lambda *args: pytest.fail("a Python search"))
+    assert _compare_stores(fast, fast_start, slow, slow_start, depth=5, limit=200) >= 5
 
 
 _LENGTHS = r"[a-z]+(\.[a-z]+)*@[a-z]+"  # a pattern beside a length bound: pattern & byte{0,40}

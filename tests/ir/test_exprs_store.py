@@ -208,11 +208,18 @@ def test_step_pairs_and_fill_class() -> None:
     live, klass, unsure = exprs.store.step_pairs((loop, dead), ord("b"))
     assert live == (loop,) and live[0] is loop and klass == byte_mask(b"abc") and unsure == ()
     # after "a" only the intersection of a[a-z]*b and a[a-z]*c is left of the first pair: empty,
-    # but not NOTHING, and so listed as unsure (its position in live); the loop is not
+    # but not NOTHING; the store's own search over its derivatives decides it (left out, and
+    # written into the set's memo as empty); the loop stays
     lower = exprs.star(exprs.byteset(byte_mask(bytes(range(97, 123)))))
     a, b, c = (exprs.byteset(byte_mask(x)) for x in (b"a", b"b", b"c"))
     never = exprs.both(exprs.concat(a, lower, b), exprs.concat(a, lower, c))
     live, _klass, unsure = exprs.store.step_pairs(((0, never), loop), ord("a"))
+    assert live == (loop,) and unsure == ()
+    assert exprs._empty.get(exprs.derivative(never, ord("a"))) is True
+    # one whose search would pass the store's bound (a count of 6,000) is listed as unsure (its
+    # position in live), for the Python search (counting) to decide
+    counted = exprs.both(exprs.concat(a, exprs.repeat(a, 0, 6000), b), exprs.concat(a, exprs.star(a), c))
+    live, _klass, unsure = exprs.store.step_pairs(((0, counted), loop), ord("a"))
     assert [origin for origin, _d in live] == [0, 0] and unsure == (0,) and exprs.is_empty(live[0][1])
     table = np.zeros(512, dtype=np.int32)
     assert regex.fill_class(table, 256, klass, 7) == 253

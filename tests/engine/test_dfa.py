@@ -339,7 +339,8 @@ def _with_an_empty_step(mutation: int) -> Lexer:
     (``searched`` in ``ir/_exprs.c``; the memo of the Python search the start state asked for is
     cleared, so nothing is known before). ``mutation``: the C store deliberately broken (3:
     ``step_pairs`` never asks whether a derivative is empty; 7: an intersection's witness word
-    goes unchecked by its other member)."""
+    goes unchecked by its other member; 8: the probe for a word takes the first derivative it
+    expands for one)."""
     exprs = ExprSet(compiled=True)
     if mutation:
         exprs._use_store(regex_module._exprs.Store(mutation=mutation))
@@ -359,7 +360,7 @@ def test_a_step_to_an_empty_intersection_is_dead_in_the_c_store(monkeypatch: pyt
     start = lexer.start([0])
     monkeypatch.setattr(lexer.exprs, "is_empty", lambda *args: pytest.fail("a Python search"))
     assert lexer.step(start, ord("a")) == DEAD and lexer.step(start, ord("x")) != DEAD
-    for mutation in (3, 7):
+    for mutation in (3, 7, 8):
         broken = _with_an_empty_step(mutation)
         assert broken.step(broken.start([0]), ord("a")) != DEAD, mutation
 

@@ -1334,6 +1334,19 @@ static PyObject *store_use_decided(Store *s, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* decide(expr) -> 0, 1 or 2: whether expr is empty as the store can tell at once (1: a word shown,
+   witnessed; 2: empty, searched; 0: not decided within the search's bound, for the Python set's
+   search). ExprSet.is_empty asks it first. */
+static PyObject *store_decide(Store *s, PyObject *arg) {
+    int32_t d = node_arg(s, arg);
+    if (d < 0) return NULL;
+    int fuel = WITNESS_FUEL;
+    int found = d == NOTHING ? 2 : s->nodes[d].nullable ? 1 : witnessed(s, d, &fuel);
+    if (found == 0) found = searched(s, d);
+    if (found < 0) return NULL;
+    return PyLong_FromLong(found);
+}
+
 /* witnessed(expr) -> bool: whether the structure shows expr non-empty (witnessed above); False
    decides nothing. For tests and probes: step_pairs asks it of each derivative it would list as
    unsure. */
@@ -1547,6 +1560,8 @@ static PyMethodDef store_methods[] = {
      "step_pairs(pairs, byte) -> (the live (origin, derivative) pairs, their byte class, whether any may be empty)."},
     {"use_decided", (PyCFunction)store_use_decided, METH_O,
      "use_decided(memo) -> None: the Python set's memo of emptiness, read and written by the probes for words."},
+    {"decide", (PyCFunction)store_decide, METH_O,
+     "decide(expr) -> 1 (a word shown), 2 (empty, searched) or 0 (not decided within the store's bound)."},
     {"witnessed", (PyCFunction)store_witnessed, METH_O,
      "witnessed(expr) -> whether its structure shows expr non-empty (a word of it found); False decides nothing."},
     {"make_cell", (PyCFunction)(void (*)(void))store_make_cell, METH_FASTCALL,

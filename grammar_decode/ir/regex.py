@@ -101,6 +101,7 @@ class ExprSet(CountedIntersections):
         self._lock = threading.Lock()
         #: the C store, or None (the Python one)
         self.store: "_exprs.Store | None" = None
+        self._decide = None
         if (COMPILED if compiled is None else compiled and _exprs is not None):
             self._use_store(_exprs.Store())
             return
@@ -114,6 +115,8 @@ class ExprSet(CountedIntersections):
         constructors and derivatives below (instance attributes, found before the class's)."""
         self.store = store
         store.use_decided(self._empty)  # its probes for words read and add to what searches decided
+        #: asked first by ``is_empty`` (None: the Python search alone, as without the C store)
+        self._decide: "Callable[[int], int] | None" = store.decide
         self.kind, self.args, self.nullable = store.kinds, store.args, store.nullables
         self.byteset = store.byteset  # type: ignore[method-assign]
         self._literal_from = store.literal_from  # type: ignore[method-assign]
@@ -569,6 +572,11 @@ class ExprSet(CountedIntersections):
             return cached
         if not self.has_boolean(item):
             return False
+        if self._decide is not None:  # a word shown, or a bounded search, in C (ir/_exprs.c)
+            verdict = self._decide(item)
+            if verdict:
+                self._empty[item] = verdict == 2
+                return verdict == 2
         if fuel is None:
             fuel = active().regex_states
         if self._infinite_less_finite(item, fuel):

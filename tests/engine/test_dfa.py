@@ -258,6 +258,24 @@ def test_cells_made_one_class_at_a_time_behave_as_whole_rows(pattern: str, text:
     assert len(seen) >= 15
 
 
+def _canonical(exprs: ExprSet, item: int) -> str:
+    """``item`` described with the members of each union and intersection in sorted order: two
+    stores number their nodes in the order they made them, and the members of ``&`` and ``|`` are
+    kept in id order, so equal expressions may be described in different orders."""
+    kind, args = exprs.kind[item], exprs.args[item]
+    if kind in (regex_module.AND_KIND, regex_module.OR_KIND):
+        joint = "&" if kind == regex_module.AND_KIND else "|"
+        return "(" + joint.join(sorted(_canonical(exprs, m) for m in args)) + ")"  # type: ignore[union-attr]
+    if kind == regex_module.CONCAT_KIND:
+        return "(" + "".join(_canonical(exprs, m) for m in args) + ")"  # type: ignore[union-attr]
+    if kind == regex_module.NOT_KIND:
+        return "¬" + _canonical(exprs, args)  # type: ignore[arg-type]
+    if kind == regex_module.REPEAT_KIND:
+        inner, lo, hi = args  # type: ignore[misc]
+        return f"{_canonical(exprs, inner)}{{{lo},{'' if hi is None else hi}}}"
+    return exprs.describe(item)
+
+
 def _compare_stores(fast: Lexer, a: int, slow: Lexer, b: int, depth: int = 6, limit: int = 300,
                     fast_step: "object | None" = None) -> int:
     """Every state reached pairwise from ``a`` and ``b`` within ``depth`` bytes agrees (dead,
@@ -274,8 +292,8 @@ def _compare_stores(fast: Lexer, a: int, slow: Lexer, b: int, depth: int = 6, li
                 if p != DEAD:
                     assert fast.dfa.matches[p] == slow.dfa.matches[q]
                     assert fast.dfa.tags[p] == slow.dfa.tags[q], (x, y, byte)
-                    assert [fast.exprs.describe(e) for _o, e in fast.dfa.pairs[p]] == \
-                        [slow.exprs.describe(e) for _o, e in slow.dfa.pairs[q]]
+                    assert [_canonical(fast.exprs, e) for _o, e in fast.dfa.pairs[p]] == \
+                        [_canonical(slow.exprs, e) for _o, e in slow.dfa.pairs[q]]
                     if (p, q) not in seen and len(seen) < limit:
                         seen.add((p, q))
                         following.append((p, q))
@@ -392,8 +410,9 @@ def test_an_intersection_shown_non_empty_by_a_probe_in_c(monkeypatch: pytest.Mon
     word = fast.exprs.args[fast.dfa.pairs[after][0][1]][0]  # (word);
     assert fast.exprs.kind[word] == regex_module.AND_KIND and fast.exprs._empty.get(word) is False
     assert _compare_stores(fast, fast_start, slow, slow.start([0]), depth=4) >= 4
-    broken = _first_letter_not_a(mutation=9)
-    assert broken.step(broken.start([0]), ord("q")) == DEAD
+    broken = _first_letter_not_a(mutation=9)  # its own start, decided in C too, may be dead already
+    broken_start = broken.start([0])
+    assert broken_start == DEAD or broken.step(broken_start, ord("q")) == DEAD
 
 
 _REGIONS = [  # (the plain language, what is taken out of it): regions of keys a pattern splits

@@ -360,10 +360,10 @@ def test_a_broken_infinite_shortcut_is_caught(monkeypatch: pytest.MonkeyPatch) -
         positive = exprs.both(exprs.star(a), exprs.alt(exprs.star(exprs.literal(b"b")), a))
         return exprs.difference(positive, exprs.alt(EPSILON, a))
 
-    exprs = ExprSet()
+    exprs = ExprSet(compiled=False)  # the Python search (the C store decides this one itself)
     assert exprs.is_empty(item_of(exprs)) and exprs._search_nullable(item_of(exprs), 100) is None
     monkeypatch.setattr(ExprSet, "is_infinite", lambda self, node, fuel=None: True)
-    broken = ExprSet()
+    broken = ExprSet(compiled=False)
     assert not broken.is_empty(item_of(broken)) and broken._search_nullable(item_of(broken), 100) is None
 
 
@@ -404,7 +404,9 @@ def test_an_intersection_with_a_short_plain_witness_is_not_counted(exprs: ExprSe
     assert not exprs.is_empty(item) and counted == []
     too_short = exprs.both(exprs.literal(b"ab"), exprs.repeat(anything, 3, 5))
     reachable = exprs.both(label, exprs.repeat(anything, 3, 5))
-    assert exprs.is_empty(too_short) and not exprs.is_empty(reachable) and len(counted) == 2
+    assert exprs.is_empty(too_short) and not exprs.is_empty(reachable)
+    # the C store decides both itself (a bounded search over a few counts); the Python one counts
+    assert len(counted) == (0 if exprs.store is not None else 2)
 
 
 def _names(exprs: ExprSet, names: list[bytes]) -> int:
@@ -478,8 +480,8 @@ def test_a_broken_greedy_probe_is_caught(monkeypatch: pytest.MonkeyPatch) -> Non
     def item_of(exprs: ExprSet) -> int:
         return exprs.difference(_names(exprs, [b"C", b"Go"]), _names(exprs, [b"C", b"Go", b"Rust"]))
 
-    exprs = ExprSet()
+    exprs = ExprSet(compiled=False)  # the Python search (the C store decides this one itself)
     assert exprs.is_empty(item_of(exprs))
     monkeypatch.setattr(ExprSet, "_greedy_witness", lambda self, item: True)
-    broken = ExprSet()
+    broken = ExprSet(compiled=False)
     assert not broken.is_empty(item_of(broken)) and broken._search_nullable(item_of(broken), 100) is None

@@ -1047,6 +1047,9 @@ static int ranked(Store *s, int32_t n, Ids *out, int32_t *slots, Py_ssize_t room
    Python set's memo knows non-empty ends it, and every node on the path found is written there
    as non-empty). 1, 0 (none found: decides nothing), -1 with an exception on error. */
 static int probed(Store *s, int32_t item) {
+    int64_t shortest = lower_bound(s, item);
+    if (shortest < -1) return -1;
+    if (shortest < 0 || shortest >= GREEDY_NODES) return 0;  /* no word, or one longer than a probe goes */
     int32_t *slots = calloc(8192, sizeof(int32_t));
     if (!slots) { PyErr_NoMemory(); return -1; }
     Ids candidates;  /* every frame's ranked derivatives, one after another */
@@ -1091,7 +1094,7 @@ done:
 
 /* The nodes one search() may reach before it leaves the question to Python (whose search
    counts against Limits.regex_states, after counting and the other certificates). */
-#define SEARCH_NODES 4096
+#define SEARCH_NODES 1024
 
 typedef struct { int64_t bound, order; int32_t at; } Entry;  /* a heap entry: a reached node's index */
 
@@ -1127,8 +1130,16 @@ static Entry heap_pop(Entry *heap, Py_ssize_t *n) {
    the path to the word written into the Python set's memo as such), 2 empty (no node reached is
    nullable, and every one is written into the memo as empty: the search reached all that each
    one reaches, less nodes known or shown empty), 0 undecided (more than SEARCH_NODES nodes: left
-   to Python), -1 with an exception on error. */
+   to Python; so is an item whose words are longer than SEARCH_NODES / 8 bytes by the structure,
+   a count such as a minLength that Python counts without deriving), -1 with an exception on
+   error. */
 static int searched(Store *s, int32_t item) {
+    int known = decided(s, item);
+    if (known != 0) return known < 0 ? -1 : known;
+    int64_t shortest = lower_bound(s, item);
+    if (shortest < -1) return -1;
+    if (shortest == -1) return 2;  /* no word by the structure alone */
+    if (shortest > SEARCH_NODES / 8) return 0;  /* a long word (a minLength): Python counts it */
     int32_t *nodes = malloc(SEARCH_NODES * sizeof(int32_t)), *parent = malloc(SEARCH_NODES * sizeof(int32_t));
     int32_t *slots = calloc(16384, sizeof(int32_t));  /* node id + 1 -> reached index + 1 */
     Entry *heap = malloc(SEARCH_NODES * sizeof(Entry));

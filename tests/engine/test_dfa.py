@@ -520,7 +520,8 @@ def _compare_hosts(fast: Lexer, slow: Lexer, texts: tuple[bytes, ...]) -> int:
     return len(made_in_c)
 
 
-_HOST_TEXTS = (b'"', b'"imap', b'"imap.', b'"x', b'"xn-', b'"a.xn--', b'"mail.example.co', b'"a.b.c.d.e.f.g.h.i.j.k.l.m')
+_HOST_TEXTS = (b'"', b'"imap', b'"imap.', b'"x', b'"xn-', b'"a.xn--', b'"mail.example.co',
+               b'"a.b.c.d.e.f.g.h.i.j.k.l.m')
 
 
 @pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")

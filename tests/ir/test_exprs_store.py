@@ -224,6 +224,12 @@ def test_step_pairs_and_fill_class() -> None:
     counted = exprs.both(exprs.concat(a, exprs.repeat(a, 0, 6000), b), exprs.concat(a, exprs.star(a), c))
     live, _klass, unsure = exprs.store.step_pairs(((0, counted), loop), ord("a"))
     assert [origin for origin, _d in live] == [0, 0] and unsure == (0,) and exprs.is_empty(live[0][1])
+    # and so is one whose words are all longer than the search would go (a minLength of 1,000
+    # beside a pattern), with no derivative made for it
+    long = exprs.both(exprs.concat(a, lower), exprs.concat(a, exprs.repeat(exprs.byteset((1 << 256) - 1), 1000, None)))
+    before = len(exprs)
+    live, _klass, unsure = exprs.store.step_pairs(((0, long),), ord("a"))
+    assert unsure == (0,) and len(exprs) - before <= 2 and not exprs.is_empty(live[0][1])
     table = np.zeros(512, dtype=np.int32)
     assert regex.fill_class(table, 256, klass, 7) == 253
     assert table[256 + ord("a")] == 7 and table[ord("a")] == 0 and int((table != 0).sum()) == 3

@@ -572,8 +572,11 @@ class ExprSet(CountedIntersections):
             return cached
         if not self.has_boolean(item):
             return False
-        if self._decide is not None:  # a word shown, or a bounded search, in C (ir/_exprs.c)
-            verdict = self._decide(item)
+        # a word shown, or a bounded search, in C (ir/_exprs.c); its shortest word and probe are the
+        # certificates below, so an undecided answer goes straight to counting and the search
+        certified = self._decide is not None
+        if certified:
+            verdict = self._decide(item)  # type: ignore[misc]
             if verdict:
                 self._empty[item] = verdict == 2
                 return verdict == 2
@@ -593,7 +596,7 @@ class ExprSet(CountedIntersections):
                 empty = all(self.is_empty(m, fuel) for m in args)  # type: ignore[union-attr]
             elif kind == REPEAT_KIND:
                 empty = args[1] > 0 and self.is_empty(args[0], fuel)  # type: ignore[index]
-            elif kind == AND_KIND and (self._short_witness(item) or self._greedy_witness(item)):
+            elif kind == AND_KIND and not certified and (self._short_witness(item) or self._greedy_witness(item)):
                 empty = False
             else:
                 counted = self._counted_min(item, fuel) if kind == AND_KIND else NotImplemented

@@ -33,6 +33,7 @@ bounded by what the live grammars hold. Thread-safe: state creation takes a lock
 from __future__ import annotations
 
 import functools
+import mmap
 import threading
 from array import array
 import weakref
@@ -47,7 +48,7 @@ DEAD = -1
 #: A transition not made yet (``LexemeDFA.dense``).
 UNBUILT = -2
 #: The dense table holds each transition plus ``STORED``, so that ``UNBUILT`` is 0 there: a new
-#: table is zero pages, which the OS hands out only as rows are written (``np.zeros`` of
+#: table is zero pages, which the OS hands out only as rows are written (a mapping of
 #: ``MAX_STATES`` rows costs nothing up front), and it never has to grow by copying (a copy of
 #: 128 MiB of rows stalled a mask for over a second).
 STORED = 2
@@ -656,8 +657,29 @@ _DFAS_LOCK = threading.Lock()
 
 def _zeroed_tables(capacity: int) -> tuple[np.ndarray, np.ndarray]:
     """A dense table and accepting bytes for ``capacity`` states, all zero (every transition
-    ``UNBUILT``): calloc'd, so the pages are the OS's zero pages until written."""
-    return np.zeros(256 * capacity, dtype=np.int32), np.zeros(capacity, dtype=np.uint8)
+    ``UNBUILT``). The table is its own anonymous mapping, advised off transparent huge pages where
+    the OS has them (``MADV_NOHUGEPAGE``): NumPy advises huge pages for every array of 4 MiB or more,
+    and the table is written a row at a time, so the first row written into each 2 MiB of it made
+    the kernel clear the whole huge page inside that one cell: 4-5 ms on a virtual machine, which
+    was the largest single mask measured (docs/compiled-core.md, sixteenth round). With 4 KiB pages
+    the same clearing is spread over the rows, a few microseconds a page."""
+    return _zeroed_pages(256 * capacity, np.int32), np.zeros(capacity, dtype=np.uint8)
+
+
+def _zeroed_pages(count: int, dtype: type) -> np.ndarray:
+    """``count`` zeros of ``dtype`` on an anonymous mapping of their own (zero pages until written;
+    the mapping goes with the last array that views it), advised off huge pages where ``mmap``
+    can say so."""
+    nbytes = max(1, count * np.dtype(dtype).itemsize)
+    if hasattr(mmap, "MAP_PRIVATE"):
+        # private, not mmap's default shared mapping: a forked child writes its own copy
+        region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    else:
+        region = mmap.mmap(-1, nbytes)
+    advice = getattr(mmap, "MADV_NOHUGEPAGE", None)
+    if advice is not None:
+        region.madvise(advice)
+    return np.frombuffer(region, dtype=dtype, count=count)
 
 
 def dfa_for(exprs: ExprSet) -> LexemeDFA:

@@ -3,6 +3,7 @@ numbers, guards told apart, retirement of a grown set."""
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 
 import numpy as np
@@ -185,6 +186,33 @@ def test_a_set_past_its_bound_is_retired(monkeypatch) -> None:  # type: ignore[n
     shared = shared_exprs()
     shared.retire()
     assert shared_exprs() is not shared and not shared_exprs().retired
+
+
+def _mapping_flags(address: int) -> list[str]:
+    """The ``VmFlags`` of the mapping of this process that holds ``address`` (Linux)."""
+    inside = False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split(" ", 1)[0]
+            if "-" in head and ":" not in head:
+                low, high = (int(part, 16) for part in head.split("-"))
+                inside = low <= address < high
+            elif inside and line.startswith("VmFlags:"):
+                return line.split()[1:]
+    raise LookupError(hex(address))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
+def test_the_dense_table_is_private_zero_pages_off_huge_pages() -> None:
+    """NumPy advises huge pages for large arrays; the table's first write into each 2 MiB would
+    then clear a whole huge page in one cell (milliseconds). Its own private mapping, advised off
+    them: a forked child's writes stay its own."""
+    exprs = ExprSet()
+    lexer = Lexer(exprs, [translate(exprs, r"[a-z]+")])
+    table, _ = lexer.dfa.dense()
+    flags = _mapping_flags(table.ctypes.data)
+    assert "nh" in flags and "sh" not in flags
+    assert table.flags.writeable and not table[-4096:].any()
 
 
 def test_threads_build_one_dfa_alike() -> None:

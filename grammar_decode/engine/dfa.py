@@ -33,7 +33,6 @@ bounded by what the live grammars hold. Thread-safe: state creation takes a lock
 from __future__ import annotations
 
 import functools
-import mmap
 import threading
 from array import array
 import weakref
@@ -43,6 +42,7 @@ import numpy as np
 
 from ..ir.grammar import LexemeGuard
 from ..ir.regex import NOTHING, ExprSet, fill_class, partition_of, split_key
+from .row_pages import RowPages
 
 DEAD = -1
 #: A transition not made yet (``LexemeDFA.dense``).
@@ -52,6 +52,9 @@ UNBUILT = -2
 #: ``MAX_STATES`` rows costs nothing up front), and it never has to grow by copying (a copy of
 #: 128 MiB of rows stalled a mask for over a second).
 STORED = 2
+#: States whose rows a compile lays huge pages under ahead of the states made
+#: (``LexemeDFA.prepare_rows``): one 2 MiB region.
+ROWS_AHEAD = 2048
 #: States one DFA makes before its ``ExprSet`` is retired (new grammars then start a new set;
 #: the grammars on this one keep it, and it goes when they do). About 1 KB a state with its row.
 MAX_STATES = 1 << 18
@@ -158,7 +161,8 @@ class LexemeDFA:
         self._moves: dict[tuple[int, Hashable], Moves | None] = {}
         # the rows again as one int32 table of 256 per state (UNBUILT where not built), and a
         # byte per state (1: accepting), for compiled walks; grown by doubling, under the lock
-        self._table, self._accepts = _zeroed_tables(MAX_STATES)
+        self._pages, self._accepts = _zeroed_tables(MAX_STATES)
+        self._table = self._pages.array
         #: ``rows[state][byte]``: the next state or ``DEAD``; None until the row is built (``row``;
         #: a ``_LazyRow`` for states with guarded pairs)
         self.rows: list[tuple[int, ...] | _LazyRow | None] = []
@@ -187,6 +191,13 @@ class LexemeDFA:
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    def prepare_rows(self) -> None:
+        """Lay huge pages under the dense table's next ``ROWS_AHEAD`` rows past the states made
+        (``RowPages.prepare``): called when a grammar is compiled on this DFA, so that clearing
+        them costs the compile a few milliseconds once per 2,048 states, not a mask."""
+        with self._lock:
+            self._pages.prepare(1024 * len(self.pairs), 1024 * ROWS_AHEAD)
 
     def origin(self, expr: int, guard: LexemeGuard | None = None, occurrence: int = 0) -> int:
         """The origin id of the ``occurrence``-th lexeme (from 0) of a grammar with expression
@@ -506,10 +517,10 @@ class LexemeDFA:
     def _grow(self, capacity: int) -> None:
         """Room for ``capacity`` states in the dense table (the lock is held). A walk still
         reading the old table sees cells made since as UNBUILT and asks again (``dense_cell``)."""
-        table, accepts = _zeroed_tables(capacity)
-        table[:len(self._table)] = self._table
+        pages, accepts = _zeroed_tables(capacity)
+        pages.array[:len(self._table)] = self._table
         accepts[:len(self._accepts)] = self._accepts
-        self._table, self._accepts = table, accepts
+        self._pages, self._table, self._accepts = pages, pages.array, accepts
         self._core = self._make_core()
 
     def cell_maker(self) -> tuple[object, tuple[object, ...]] | None:
@@ -655,31 +666,10 @@ _DFAS: "weakref.WeakKeyDictionary[ExprSet, LexemeDFA]" = weakref.WeakKeyDictiona
 _DFAS_LOCK = threading.Lock()
 
 
-def _zeroed_tables(capacity: int) -> tuple[np.ndarray, np.ndarray]:
+def _zeroed_tables(capacity: int) -> tuple[RowPages, np.ndarray]:
     """A dense table and accepting bytes for ``capacity`` states, all zero (every transition
-    ``UNBUILT``). The table is its own anonymous mapping, advised off transparent huge pages where
-    the OS has them (``MADV_NOHUGEPAGE``): NumPy advises huge pages for every array of 4 MiB or more,
-    and the table is written a row at a time, so the first row written into each 2 MiB of it made
-    the kernel clear the whole huge page inside that one cell: 4-5 ms on a virtual machine, which
-    was the largest single mask measured (docs/compiled-core.md, sixteenth round). With 4 KiB pages
-    the same clearing is spread over the rows, a few microseconds a page."""
-    return _zeroed_pages(256 * capacity, np.int32), np.zeros(capacity, dtype=np.uint8)
-
-
-def _zeroed_pages(count: int, dtype: type) -> np.ndarray:
-    """``count`` zeros of ``dtype`` on an anonymous mapping of their own (zero pages until written;
-    the mapping goes with the last array that views it), advised off huge pages where ``mmap``
-    can say so."""
-    nbytes = max(1, count * np.dtype(dtype).itemsize)
-    if hasattr(mmap, "MAP_PRIVATE"):
-        # private, not mmap's default shared mapping: a forked child writes its own copy
-        region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    else:
-        region = mmap.mmap(-1, nbytes)
-    advice = getattr(mmap, "MADV_NOHUGEPAGE", None)
-    if advice is not None:
-        region.madvise(advice)
-    return np.frombuffer(region, dtype=dtype, count=count)
+    ``UNBUILT``): the table on pages of its own (``engine/row_pages.py``)."""
+    return RowPages(256 * capacity), np.zeros(capacity, dtype=np.uint8)
 
 
 def dfa_for(exprs: ExprSet) -> LexemeDFA:

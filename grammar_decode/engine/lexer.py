@@ -58,6 +58,7 @@ class Lexer:
         self.lexemes = tuple(lexemes)
         self.guards: dict[int, LexemeGuard] = dict(guards or {})
         self.dfa: LexemeDFA = dfa_for(exprs)
+        self.dfa.prepare_rows()
         #: per lexeme: its DFA origin
         self.origin_of: list[int] = all_origins(self.dfa, self.lexemes, self.guards)
         #: per origin of this grammar: its lexeme (one each: ``all_origins`` keeps them apart)

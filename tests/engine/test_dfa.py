@@ -203,16 +203,22 @@ def _mapping_flags(address: int) -> list[str]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
-def test_the_dense_table_is_private_zero_pages_off_huge_pages() -> None:
-    """NumPy advises huge pages for large arrays; the table's first write into each 2 MiB would
-    then clear a whole huge page in one cell (milliseconds). Its own private mapping, advised off
-    them: a forked child's writes stay its own."""
+def test_the_dense_table_has_huge_pages_only_where_a_compile_laid_them() -> None:
+    """NumPy advises huge pages for large arrays; a first write into each 2 MiB of the table would
+    then clear a whole huge page inside one cell (milliseconds). The table is a private mapping of
+    its own with huge pages off except in the regions a compile prepared ahead of the states."""
     exprs = ExprSet()
     lexer = Lexer(exprs, [translate(exprs, r"[a-z]+")])
     table, _ = lexer.dfa.dense()
-    flags = _mapping_flags(table.ctypes.data)
-    assert "nh" in flags and "sh" not in flags
+    pages = lexer.dfa._pages
+    assert pages.prepared >= 1
+    ahead = _mapping_flags(table.ctypes.data + pages._aligned)
+    assert "hg" in ahead and "sh" not in ahead
+    tail = _mapping_flags(table.ctypes.data + table.nbytes - 1)
+    assert "nh" in tail and "sh" not in tail
     assert table.flags.writeable and not table[-4096:].any()
+    # the states made since are past what the last compile prepared: the next compile prepares more
+    assert pages.prepare(pages._frontier, 1) == 1 and pages.prepare(0, 1) == 0
 
 
 def test_threads_build_one_dfa_alike() -> None:

@@ -6,7 +6,8 @@ the Python walks and numpy (one warning says so). Everything else is in ``pyproj
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("grammar_decode.ir._exprs", ["grammar_decode/ir/_exprs.c", "grammar_decode/ir/_cells.c"],
+setup(ext_modules=[Extension("grammar_decode.ir._exprs", ["grammar_decode/ir/_exprs.c", "grammar_decode/ir/_cells.c",
+                                                         "grammar_decode/ir/_empty.c"],
                              depends=["grammar_decode/ir/_exprs.h"],
                              extra_compile_args=["-O2"], optional=True),
                    Extension("grammar_decode.engine._parse", ["grammar_decode/engine/_parse.c"],

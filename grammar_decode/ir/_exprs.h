@@ -1,4 +1,4 @@
-/* The declarations ir/_exprs.c shares with ir/_cells.c (one extension module): the store's node
+/* The declarations ir/_exprs.c shares with ir/_cells.c and ir/_empty.c (one extension module): the store's node
    and store layouts, small helpers, and the functions the lexer's cells use. */
 
 #ifndef GRAMMAR_DECODE_EXPRS_H
@@ -96,5 +96,15 @@ int32_t node_arg(Store *s, PyObject *value);
 PyObject *mask_to_int(const uint64_t mask[4]);
 PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids *unsure);
 PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs);
+/* _empty.c: 1 where a word of d is shown (or its structure shows it non-empty), 2 where d is shown
+   empty (searched only), 0 where undecided, -1 with an exception set */
+/* Node visits one witnessed() call may spend, some_word's included (a host name's rest: a few hundred). */
+#define WITNESS_FUEL 4096
+int surely_nonempty(Store *s, int32_t d);
+int witnessed(Store *s, int32_t d, int *fuel);
+int searched(Store *s, int32_t item);
+PyObject *store_use_decided(Store *s, PyObject *arg);
+PyObject *store_decide(Store *s, PyObject *arg);
+PyObject *store_witnessed(Store *s, PyObject *arg);
 
 #endif

@@ -489,7 +489,7 @@ def _bounded(compiled: bool) -> tuple[Lexer, int]:
 @pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")
 def test_a_pattern_beside_a_length_bound_is_stepped_without_emptiness_searches(monkeypatch: pytest.MonkeyPatch) -> None:
     """``pattern & byte{0,k}`` after each byte: the pattern's shortest rest, read by the bound's
-    rest, shows the intersection non-empty (``witnessed`` in ``ir/_exprs.c``), so no cell asks
+    rest, shows the intersection non-empty (``witnessed`` in ``ir/_empty.c``), so no cell asks
     for a search until the bound is too short for any rest; the states agree with the Python
     store's, the bound's end included."""
     fast, fast_start = _bounded(True)

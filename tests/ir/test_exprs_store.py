@@ -304,3 +304,46 @@ def test_compiled_byte_classes_are_coarser_and_exact(monkeypatch: pytest.MonkeyP
         assert all(any(block & big == block for big in classes) for block in finer)
         coarser += len(finer) > len(classes)
     assert coarser > 0
+
+
+def _intersections(exprs: ExprSet) -> dict[str, int]:
+    """Intersections with and without words, built in ``exprs``."""
+    lower = exprs.byteset(byte_mask(bytes(range(97, 123))))
+    digits = exprs.byteset(byte_mask(b"0123456789"))
+    a, b, c = (exprs.byteset(byte_mask(x)) for x in (b"a", b"b", b"c"))
+    abc = exprs.byteset(byte_mask(b"abc"))
+    return {
+        "letters and a short count": exprs.both(exprs.repeat(lower, 1, None), exprs.repeat(abc, 2, 5)),
+        "letters less two words": exprs.both(exprs.repeat(lower, 3, None),
+                                             exprs.negate(exprs.alt(exprs.concat(a, b, c), exprs.concat(a, b, a)))),
+        "a label that is not all digits": exprs.both(exprs.repeat(exprs.alt(lower, digits), 1, 63),
+                                                     exprs.negate(exprs.repeat(digits, 1, None))),
+        "letters and digits": exprs.both(exprs.repeat(lower, 1, None), exprs.repeat(digits, 1, None)),
+        "two endings": exprs.both(exprs.concat(a, exprs.star(lower), b), exprs.concat(a, exprs.star(lower), c)),
+    }
+
+
+def test_witnessed_and_decide_agree_with_the_python_search() -> None:
+    """``Store.witnessed`` (a word read off the structure) says True only of intersections the
+    Python search finds non-empty, and ``Store.decide`` (word, probe, bounded search) answers 1
+    (a word) or 2 (empty) only as that search does; both decide every case here."""
+    python = ExprSet(compiled=True)
+    python._decide = None  # the Python search alone
+    expected = {name: python.is_empty(item) for name, item in _intersections(python).items()}
+    assert sorted(expected.values()) == [False, False, False, True, True]
+    exprs = ExprSet(compiled=True)
+    assert exprs.store is not None
+    for name, item in _intersections(exprs).items():
+        shown = exprs.store.witnessed(item)
+        decided = exprs.store.decide(item)
+        assert shown == (not expected[name]), name  # every non-empty one here has a word to read
+        assert decided == (2 if expected[name] else 1), name
+
+
+def test_a_word_left_unread_by_the_other_members_is_caught() -> None:
+    """Mutation 7 (the word of one member not read by the others) shows an empty intersection
+    non-empty."""
+    exprs = ExprSet(compiled=True)
+    exprs._use_store(regex._exprs.Store(mutation=7))
+    items = _intersections(exprs)
+    assert exprs.store.witnessed(items["two endings"]) or exprs.store.witnessed(items["letters and digits"])

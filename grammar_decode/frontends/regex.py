@@ -294,10 +294,16 @@ class _Translator:
     def char_class(self, items: list) -> tuple[utf8.Ranges, bool, tuple[str, ...]]:
         """(ranges, negated, category escapes) of a class. In the Python reading the categories
         stay escapes (``chars`` reads them off ``re``); in the JSON Schema readings they become
-        ranges."""
+        ranges: the class's categories under each dialect, united per dialect, then combined as
+        ``category`` combines one (so ``[\\s\\S]`` is every character under both readings,
+        though each of ``\\s`` and ``\\S`` alone loses the characters the dialects disagree on:
+        the class's literals and ranges read alike in both, so the class matches a character in
+        both dialects exactly when its ranges or both dialects' categories hold it)."""
         negate = False
         ranges: utf8.Ranges = []
         categories: list[str] = []
+        python: utf8.Ranges = []
+        ecma: utf8.Ranges = []
         for op, av in items:
             if op is _C.NEGATE:
                 negate = True
@@ -309,11 +315,16 @@ class _Translator:
                 if av not in _CATEGORY_PATTERNS:
                     raise self.refuse(f"the class category {av}")
                 if self.dialect != "python":
-                    ranges.extend(self.category(av, negated_class=negate))
+                    python.extend(category_ranges(av, self.ascii_only))
+                    ecma.extend(ecmascript_category(av))
                 elif _CATEGORY_PATTERNS[av] not in categories:
                     categories.append(_CATEGORY_PATTERNS[av])
             else:
                 raise self.refuse(f"the class item {op}")
+        if python or ecma:
+            python, ecma = utf8.normalize(python), utf8.normalize(ecma)
+            both = (self.dialect == "both") != negate
+            ranges.extend(_intersection(python, ecma) if both else _union(python, ecma))
         return utf8.normalize(ranges), negate, tuple(categories)
 
 

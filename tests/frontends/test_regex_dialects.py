@@ -44,7 +44,7 @@ def translated(pattern: str, flags: int = 0, dialect: str = "python") -> set[int
 
 CLASSES = [r"\d", r"\D", r"\w", r"\W", r"\s", r"\S", ".", r"[^\d]", r"[^\w]", r"[^\s]", r"[^\D]", r"[^\W]",
            r"[^\S]", r"[\w\d]", r"[^\w\s]", r"[\Wa]", r"[^\Wa]", r"[\d\s]", r"[a-z]", r"[^a-z]", r"[A-Z]", "k", "K",
-           "[^k]", "ß", "[^ß]", "ι", "\u0345", r"[0-9a-fA-F]", r"[\S\d]"]
+           "[^k]", "ß", "[^ß]", "ι", "\u0345", r"[0-9a-fA-F]", r"[\S\d]", r"[\s\S]", r"[^\s\S]", r"[\s\Sx]"]
 FLAG_SETS = [0, re.IGNORECASE, re.ASCII, re.IGNORECASE | re.ASCII, re.DOTALL]
 
 
@@ -83,6 +83,8 @@ ECMA = {
     r"[^a-z]": _UNIVERSE - set(range(0x61, 0x7B)), r"[A-Z]": set(range(0x41, 0x5B)), "k": {0x6B}, "K": {0x4B},
     "[^k]": _UNIVERSE - {0x6B}, "ß": {0xDF}, "[^ß]": _UNIVERSE - {0xDF}, "ι": {0x3B9}, "\u0345": {0x345},
     r"[0-9a-fA-F]": _DIGIT | set(range(0x41, 0x47)) | set(range(0x61, 0x67)), r"[\S\d]": _UNIVERSE - _SPACE | _DIGIT,
+    # every character in both dialects, though \s and \S each hold characters the dialects disagree on
+    r"[\s\S]": _UNIVERSE, r"[^\s\S]": set(), r"[\s\Sx]": _UNIVERSE,
 }
 
 

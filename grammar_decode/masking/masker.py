@@ -40,13 +40,15 @@ from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
-from .slices import absorbs_plain, plain_run, plain_split, plain_successor, string_slice
+from .slices import PLAIN_ASCII_COUNT, absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor, string_slice
 from .walk import Boundaries, ReachedPairs, add_token_bits, boundary_walk, lexeme_bits
 
 _UNKNOWN = object()
 #: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
 #: subtrees it lets a walk skip are too few to pay for the slice's mask.
 _MIN_SPLIT = 32
+#: Tests only: True runs the run and split checks whatever ``plain_ascii_reach`` says.
+_CHECKS_ALWAYS = False
 #: Tests only: the split's target taken as the walk's loop state even where its plain run ends
 #: before the longest plain token (a deliberately broken masker).
 _LOOP_UNCHECKED = False
@@ -223,7 +225,11 @@ class Masker:
         tokens reach are left unknown (None: ``lexeme_reached`` asks again with ``whole``, for a
         walk of the whole trie)."""
         lexer = self.recognizer.lexer
-        run = plain_run(lexer, self._plain_successor, lex, self.slice.longest)
+        # plain characters that surely go different ways have no run, and too few that may lead
+        # anywhere no split: both checks left out (a key's literal rest, a number, a keyword)
+        reach, some = plain_ascii_reach(lexer, lex)
+        mixed = some and reach < PLAIN_ASCII_COUNT and not _CHECKS_ALWAYS
+        run = None if mixed else plain_run(lexer, self._plain_successor, lex, self.slice.longest)
         reached: np.ndarray | None
         if run is not None:
             trie = self.slice.rest
@@ -243,7 +249,7 @@ class Masker:
             reached = None
         else:
             trie = self.trie
-            split = self._split(lex)
+            split = None if reach < _MIN_SPLIT and not _CHECKS_ALWAYS else self._split(lex)
             if split is None:
                 bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
             else:

@@ -429,3 +429,69 @@ def test_a_broken_absorption_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.
     state = grammar.recognizer.feed(grammar.recognizer.initial, data)
     fast = grammar.masker(gpt2).mask(state)
     assert not np.array_equal(fast, reference_mask(ReferenceRecognizer(grammar.ir), gpt2, data))
+
+
+REACH_DOCUMENTS = DOCUMENTS + [
+    ({"type": "object", "properties": {name: {"type": "integer"} for name in
+                                       ("alpha", "alps", "beta", "gamma", "delta", "epsilon", "zeta", "eta")}},
+     {"alps": 1, "gamma": 2, "zeta": 4, "other": 3}),
+    ({"enum": ["red", "green", "blue", 12, True, None]}, "green"),
+    # an enum's literal beside a free string: the literal's pair alone reaches one plain byte
+    ({"anyOf": [{"enum": ["red", "rose"]}, {"type": "string", "maxLength": 30}]}, "rosy"),
+    ({"type": "array", "items": {"type": "number"}}, [1.5, -2e10, 0, 3.25]),
+]
+
+
+def _reach_checks(schema: dict, document: object) -> tuple[int, int]:
+    """At each lexer state of the document: where ``plain_ascii_reach`` says plain characters go
+    different ways, ``plain_successor`` is None; where it bounds the bytes under ``_MIN_SPLIT``,
+    no split pays. Returns how many states skipped each check."""
+    no_run = no_split = 0
+    for lexer, lex in _lexer_states(schema, document):
+        if lex == DEAD:
+            continue
+        reach, some = slices.plain_ascii_reach(lexer, lex)
+        if some and reach < slices.PLAIN_ASCII_COUNT:
+            assert slices.python_plain_successor(lexer, lex) is None, lex
+            no_run += 1
+        if reach < masker._MIN_SPLIT:
+            split = slices.python_plain_split(lexer, lex)
+            assert split is None or sum(split[1][:0x80]) < masker._MIN_SPLIT, lex
+            no_split += 1
+    return no_run, no_split
+
+
+def test_the_checks_plain_ascii_reach_leaves_out_would_find_nothing() -> None:
+    """The run and split checks a walked part leaves out (``Masker._walked_part``) are ones that
+    would find no run and no split, at every state of every document here; and it leaves out
+    many (a number's digits, a keyword, a key's rest, an enum value)."""
+    skipped = [_reach_checks(schema, document) for schema, document in REACH_DOCUMENTS]
+    assert sum(run for run, _ in skipped) >= 40 and sum(split for _, split in skipped) >= 40
+
+
+def test_a_reach_counted_from_one_pair_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``plain_ascii_reach`` counting only the first pair's bytes leaves out a check that would
+    have found something."""
+    monkeypatch.setattr(slices, "_REACH_MUTATION", 1)
+    with pytest.raises(AssertionError):
+        for schema, document in REACH_DOCUMENTS:
+            _reach_checks(schema, document)
+
+
+def test_masks_equal_with_the_checks_always_run(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaving checks out changes no mask: along every document here, the masks equal those of a
+    masker that runs every run and split check."""
+    for schema, document in REACH_DOCUMENTS:
+        text = json.dumps(document).encode()
+        masks = []
+        for always in (False, True):
+            monkeypatch.setattr(masker, "_CHECKS_ALWAYS", always)
+            shared_exprs().retire()  # fresh lexer states and parts for each run
+            grammar = gd.compile_json_schema(schema)
+            matcher = grammar.matcher(gpt2)
+            found = []
+            for byte_end in range(1, len(text) + 1):
+                state = grammar.recognizer.feed(grammar.recognizer.initial, text[:byte_end])
+                found.append(matcher._masker.packed(state).tobytes())
+            masks.append(found)
+        assert masks[0] == masks[1], schema

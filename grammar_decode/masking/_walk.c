@@ -19,11 +19,14 @@
    counts:            int64[4] in/out: how many nodes and bounds are written so far; out: the node
                       to resume at (counts[2]); how many states are written to reached (counts[3]).
    seen:              uint8 in/out, at least one per lexer state: set to 1 for each state an
-                      allowed node leads to (the caller clears the entries reached names, so one
-                      buffer serves many walks without an O(states) clear per walk).
-   reached:           int32 out, n entries: each state seen turns to 1, once.
+                      allowed node leads to, and back to 0 for the states reached names once the
+                      walk is done (so one buffer serves many walks without an O(states) clear per
+                      walk; a walk that stops early leaves the clearing to the caller).
+   reached:           int32 out, n entries: each state seen turns to 1, once; sorted once the walk
+                      is done.
    mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries, 3 leaves out
-                      the last token of each node from bits.
+                      the last token of each node from bits, 8 leaves the marks in seen set, 9
+                      leaves reached unsorted.
    node_token_start, node_token_ids, bits: where given (as set_token_bits takes them, with
                       node_token), the tokens of the allowed nodes are set in bits, and nodes holds
                       not nodes but those tokens on the way (room for every token of the trie plus
@@ -130,6 +133,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define DEAD (-1)
 #define UNBUILT (-2)
@@ -264,6 +268,28 @@ static inline int set_node_tokens(int64_t node, const int64_t *start, const int6
         bits[token >> 3] |= (uint8_t)(1u << (token & 7));
     }
     return 0;
+}
+
+static int compare_states(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The n states in ascending order, in place: insertion sort for the few most walks reach. */
+static void sort_states(int32_t *states, int64_t n) {
+    if (n > 32) {
+        qsort(states, (size_t)n, sizeof(int32_t), compare_states);
+        return;
+    }
+    for (int64_t k = 1; k < n; k++) {
+        int32_t v = states[k];
+        int64_t j = k - 1;
+        while (j >= 0 && states[j] > v) {
+            states[j + 1] = states[j];
+            j--;
+        }
+        states[j + 1] = v;
+    }
 }
 
 static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
@@ -481,6 +507,12 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         counts[1] = n_bounds;
         counts[2] = (int64_t)i;
         counts[3] = n_reached;
+        if (missing < 0) {
+            /* done: the marks cleared for the next walk, the states reached in order (mutation 8,
+               tests only: the marks left set; 9: the states left in the order first reached) */
+            for (int64_t k = 0; k < n_reached && mutation != 8; k++) seen[reached[k]] = 0;
+            if (mutation != 9) sort_states(reached, n_reached);
+        }
         result = PyLong_FromLong(missing);
     }
 done:

@@ -177,19 +177,20 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
         lexer.dense_cell(state, byte)
         return current()
 
+    missing = 0
     try:
         table, accepts, seen = current()
         missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
                                     counts, seen, reached, _MUTATION, *extra, make,
                                     *(skip[:2] if skip is not None else (None, None)), _cell_maker(lexer),
                                     None if bits is None else trie.node_token, -1 if skip is None else skip[2])
-        if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
-            raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
     finally:
-        states = reached[:int(counts[3])]
-        _SCRATCH.seen[states] = 0
+        if missing != -1:  # stopped early: the kernel left its marks set (done, it clears them and sorts)
+            _SCRATCH.seen[reached[:int(counts[3])]] = 0
+    if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
+        raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
     found = int(counts[1])
-    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), np.sort(states)
+    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), reached[:int(counts[3])].copy()
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | None = None

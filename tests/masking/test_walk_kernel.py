@@ -145,13 +145,18 @@ def test_masks_are_the_same_with_either_walk(gpt2: gd.Vocabulary, monkeypatch: p
     assert all(np.array_equal(a, b) for a, b in zip(*masks))
 
 
-@pytest.mark.parametrize("mutation", [1, 2])
+@pytest.mark.parametrize("mutation", [1, 2, 8, 9])
 def test_a_broken_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch, mutation: int) -> None:
-    """1: a rejected byte's subtree is walked instead of skipped; 2: boundaries are dropped."""
+    """1: a rejected byte's subtree is walked instead of skipped; 2: boundaries are dropped; 8: a
+    finished walk leaves its marks of the states it reached set (the next walk then misses them);
+    9: it leaves them in the order first reached."""
     monkeypatch.setattr(walk, "_MUTATION", mutation)
     grammar = gd.compile_json_schema(PERSON)
-    with pytest.raises(AssertionError):
-        _compare(grammar, gpt2, json.dumps(DOCUMENTS[0][1]).encode())
+    try:
+        with pytest.raises(AssertionError):
+            _compare(grammar, gpt2, json.dumps(DOCUMENTS[0][1]).encode())
+    finally:
+        walk._SCRATCH.seen[:] = 0  # the marks mutation 8 left set would break the walks of later tests
 
 
 def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes, fused: bool) -> int:

@@ -93,7 +93,8 @@
    next. Parse states are Python objects; here they are numbered (0: the parse the walk starts
    from) and the walk asks the caller for each restart it does not know yet.
 
-   tops, befores:     int32, the boundaries: trie node, lexer state before that node's byte.
+   tops, befores:     int32, the boundaries: trie node, lexer state before that node's byte; or
+                      befores None and tops the (node, before) pairs, two int32 each.
    lex_stack, parse_stack: int32, max_depth + 1 entries each, kept by the caller between calls.
    nodes:             int32 out: the allowed nodes, in walk order (room for every node of the
                       boundaries' subtrees, which are disjoint).
@@ -101,7 +102,8 @@
                       (lexer state, parse number) the allowed nodes lead to, each once.
    memo:              int32, 4 per slot, likewise: the restarts known, (lexer state, parse) ->
                       (parse after the scan, or -1; the lexer state that begins the next lexeme,
-                      DEAD where none).
+                      DEAD where none); emptied again once the walk is done, so that one buffer
+                      serves the next walk (a walk that stops early leaves it to the caller).
    ctl:               int64[13] in/out: [0] nodes written, [1] pairs in reached, [2] the node to
                       resume at, [3] the boundary being walked, [4] 1 once that boundary's restart
                       is taken, [5]-[6] out: the restart asked for (lexer state, parse), [7]-[8] in:
@@ -109,7 +111,8 @@
                       [9] 1 when [7]-[8] hold an answer, [10] the slots of memo, [11] the slots of
                       reached, [12] the restarts in memo.
    mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
-                      of the one after its scan; 5 drops the subtrees of boundaries inside a token.
+                      of the one after its scan; 5 drops the subtrees of boundaries inside a token;
+                      10 leaves memo full once done.
 
    cell:              as walk_lexeme's (after make: walk_boundaries(..., mutation, restart, make, cell)).
    restart, make:     where given (not None), called with the GIL held instead of returning: restart(lex,
@@ -603,15 +606,17 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
     walk_inputs w;
     PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
     held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
+    const int paired = o_befores == Py_None;  /* tops holds (node, before) pairs */
     if (take_trie_and_lexer(inputs, input_buffers, &w) || take(o_tops, &b_tops, 4, 0, "tops") ||
-        take(o_befores, &b_befores, 4, 0, "befores") || take(o_lex, &b_lex, 4, 1, "lex_stack") ||
+        (!paired && take(o_befores, &b_befores, 4, 0, "befores")) || take(o_lex, &b_lex, 4, 1, "lex_stack") ||
         take(o_parse, &b_parse, 4, 1, "parse_stack") || take(o_nodes, &b_nodes, 4, 1, "nodes") ||
         take(o_reached, &b_reached, 4, 1, "reached") || take(o_memo, &b_memo, 4, 1, "memo") ||
         take(o_ctl, &b_ctl, 8, 1, "ctl"))
         goto done;
     {
         const int32_t *tops = (const int32_t *)b_tops.view.buf;
-        const int32_t *befores = (const int32_t *)b_befores.view.buf;
+        const int32_t *befores = paired ? tops + 1 : (const int32_t *)b_befores.view.buf;
+        const Py_ssize_t stride = paired ? 2 : 1;
         int32_t *lex_stack = (int32_t *)b_lex.view.buf;
         int32_t *parse_stack = (int32_t *)b_parse.view.buf;
         int32_t *nodes = (int32_t *)b_nodes.view.buf;
@@ -619,9 +624,9 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
         int32_t *memo = (int32_t *)b_memo.view.buf;
         int64_t *ctl = (int64_t *)b_ctl.view.buf;
         const Py_ssize_t stack_len = b_lex.view.len / 4;
-        const Py_ssize_t n_tops = b_tops.view.len / 4;
+        const Py_ssize_t n_tops = b_tops.view.len / (4 * stride);
         const Py_ssize_t node_room = b_nodes.view.len / 4;
-        if (b_befores.view.len != b_tops.view.len ||
+        if ((paired ? b_tops.view.len % 8 != 0 : b_befores.view.len != b_tops.view.len) ||
             b_parse.view.len != b_lex.view.len || b_ctl.view.len < 8 * 13) {
             PyErr_SetString(PyExc_ValueError, "walk_boundaries: buffers of mismatched sizes");
             goto done;
@@ -655,10 +660,10 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
         }
         Py_BEGIN_ALLOW_THREADS
         for (; k < n_tops && !bad; k++) {
-            int32_t top = tops[k];
+            int32_t top = tops[k * stride];
             if (top < 1 || top >= w.n) { bad = 1; break; }
             if (!started) {
-                int32_t before = befores[k];
+                int32_t before = befores[k * stride];
                 int64_t slot = find_slot(memo, memo_slots, 4, before, 0);
                 if (slot < 0) { bad = 2; break; }
                 if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = before; ctl[6] = 0; break; }
@@ -767,6 +772,12 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                 goto again;
             }
             Py_DECREF(now);
+        }
+        if (status == -1 && mutation != 10) {
+            /* done: memo emptied for the caller's next walk (a slot is empty by its first entry;
+               mutation 10, tests only, leaves the restarts of this walk in it) */
+            for (int64_t slot = 0; slot < ctl[10]; slot++) memo[4 * slot] = MEMO_EMPTY;
+            ctl[12] = 0;
         }
         result = PyLong_FromLong(status);
     }

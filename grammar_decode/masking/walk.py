@@ -102,6 +102,10 @@ class _Scratch(threading.local):
     nodes = np.zeros(0, dtype=np.int32)
     #: the lexeme walk's allowed tokens, gathered before their bits are set (one room per token)
     tokens = np.zeros(0, dtype=np.int32)
+    #: the boundary walk's stacks, and its memo of restarts (None while a walk holds it)
+    lex_stack = np.zeros(0, dtype=np.int32)
+    parse_stack = np.zeros(0, dtype=np.int32)
+    memo: np.ndarray | None = None
 
 
 _SCRATCH = _Scratch()
@@ -254,6 +258,10 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundarie
 #: The kernel's tables (``walk_boundaries``): an empty slot, and the slots they start with.
 _EMPTY = -3
 _FIRST_SLOTS = 64
+#: The largest memo of restarts a thread keeps between boundary walks (slots): the first size, as
+#: the kernel empties every slot when a walk is done, and a memo grown by one large walk would
+#: cost each later walk that much more.
+_KEPT_MEMO_SLOTS = 64
 
 
 def _doubled(table: np.ndarray, width: int) -> np.ndarray:
@@ -312,19 +320,29 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     ``ReachedPairs``."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.arrays()
-    pairs = np.asarray(boundaries, dtype=np.int32).reshape(-1, 2)
-    tops, befores = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    if isinstance(boundaries, np.ndarray) and boundaries.dtype == np.int32 and boundaries.flags.c_contiguous:
+        pairs = boundaries  # the lexeme walk's (k, 2) array, read by the kernel as it is
+    else:
+        pairs = np.ascontiguousarray(np.asarray(boundaries, dtype=np.int32).reshape(-1, 2))
     # the boundaries' subtrees are disjoint: a node each at most, so room for the whole trie does
     if len(_SCRATCH.nodes) < len(byte_at):
         _SCRATCH.nodes = np.empty(len(byte_at), dtype=np.int32)
     nodes = _SCRATCH.nodes
+    # per thread and reused: the stacks (each entry the walk reads it has written first) and the
+    # memo of restarts, which the kernel empties when it is done; taken out while in use
+    if len(_SCRATCH.lex_stack) <= trie.max_depth:
+        _SCRATCH.lex_stack = np.full(trie.max_depth + 1, DEAD, dtype=np.int32)
+        _SCRATCH.parse_stack = np.full(trie.max_depth + 1, -1, dtype=np.int32)
+    lex_stack, parse_stack = _SCRATCH.lex_stack, _SCRATCH.parse_stack
+    memo = _SCRATCH.memo
+    _SCRATCH.memo = None
+    if memo is None:
+        memo = np.full(4 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
     # open-addressing tables, grown by doubling when half full (few restarts and states recur)
-    memo = np.full(4 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
     reached = np.full(2 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
-    lex_stack = np.full(trie.max_depth + 1, DEAD, dtype=np.int32)
-    parse_stack = np.full(trie.max_depth + 1, -1, dtype=np.int32)
     ctl = np.zeros(13, dtype=np.int64)
-    ctl[10] = ctl[11] = _FIRST_SLOTS
+    ctl[10] = len(memo) // 4
+    ctl[11] = _FIRST_SLOTS
     parses: list[ParseState] = [parse]
     numbers: dict[ParseState, int] = {parse: 0}
 
@@ -347,7 +365,7 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
 
     table, accepts = lexer.dense()
     while True:
-        status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, tops, befores, lex_stack,
+        status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, pairs, None, lex_stack,
                                        parse_stack, nodes, reached, memo, ctl, _MUTATION, restart, make,
                                        _cell_maker(lexer))
         if status == -1:
@@ -361,6 +379,8 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
         else:  # a cell handed back: only where make refuses one, which it never does
             raise RuntimeError(f"the boundary walk kernel stopped with status {status}")
         table, accepts = lexer.dense()
+    if len(memo) <= 4 * _KEPT_MEMO_SLOTS:  # emptied by the kernel: kept for the next walk (an error above drops it)
+        _SCRATCH.memo = memo
     return nodes[:int(ctl[0])].copy(), ReachedPairs(reached.reshape(-1, 2), parses, int(ctl[1]))
 
 

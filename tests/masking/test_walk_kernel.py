@@ -302,14 +302,31 @@ def test_the_boundary_tables_grow(gpt2: gd.Vocabulary, monkeypatch: pytest.Monke
     assert _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode()) > 0
 
 
-@pytest.mark.parametrize("mutation", [4, 5])
+@pytest.mark.parametrize("mutation", [4, 5, 10])
 def test_a_broken_boundary_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch,
                                             mutation: int) -> None:
     """4: after a boundary inside a token the parse from before the scan goes on; 5: the
-    subtrees of boundaries inside a token are dropped."""
+    subtrees of boundaries inside a token are dropped; 10: a finished walk leaves its restarts in
+    the memo the thread's next walk takes (their parse numbers are that walk's)."""
     monkeypatch.setattr(walk, "_MUTATION", mutation)
-    with pytest.raises(AssertionError):
-        _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode())
+    try:
+        with pytest.raises(AssertionError):
+            _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode())
+    finally:
+        walk._SCRATCH.memo = None  # the restarts mutation 10 left would break the walks of later tests
+
+
+def test_the_boundary_pairs_are_read_as_the_lexeme_walk_left_them(gpt2: gd.Vocabulary) -> None:
+    """The kernel reads the lexeme walk's (k, 2) array of boundaries in place, and two arrays of
+    their nodes and states alike: the same nodes and pairs reached."""
+    grammar = gd.compile_json_schema(ORDER)
+    recognizer, trie = grammar.recognizer, gpt2.trie
+    state = recognizer.feed(recognizer.initial, b'{"id": 1')
+    _nodes, boundaries, _reached = walk.compiled_lexeme_walk(recognizer.lexer, trie, state[0])
+    assert len(boundaries) and boundaries.flags.c_contiguous
+    paired = walk.compiled_boundary_walk(recognizer, trie, boundaries, state[1])
+    as_list = walk.compiled_boundary_walk(recognizer, trie, [tuple(b) for b in boundaries.tolist()], state[1])
+    assert paired[0].tolist() == as_list[0].tolist() and set(paired[1]) == set(as_list[1]) and len(paired[0])
 
 
 def test_bad_boundary_buffers_are_refused() -> None:

@@ -12,11 +12,12 @@ states are made. Where the first write into memory happens decides what it costs
   rows all over the table, then miss the TLB more: cold masks took ~5 % longer.
 
 So the table is mapped with huge pages off, and ``RowPages.prepare`` (called when a grammar is
-compiled, and when the DFA is made) turns them on for the next whole 2 MiB regions past the
+compiled: ``LexemeDFA.prepare_rows``) turns them on for the next whole 2 MiB regions past the
 states made so far and faults them in there: the clearing moves to compile time, and the rows
 most masks read lie on huge pages. States a run of masks makes past the prepared regions land on
 4 KiB pages, as before. Where the OS has no such advice (not Linux), the table is a plain private
-mapping.
+mapping; so is it where the kernel refuses the advice (built without transparent huge pages:
+``EINVAL``), and no region is prepared then.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ class RowPages:
             self._region = mmap.mmap(-1, nbytes, flags=_PRIVATE | _ANONYMOUS)
         else:
             self._region = mmap.mmap(-1, nbytes)
-        if _NO_HUGE is not None:
-            self._region.madvise(_NO_HUGE)
+        #: whether the kernel takes huge-page advice (not where it was built without them)
+        self.advised = _NO_HUGE is not None and _HUGE is not None and _advise(self._region, _NO_HUGE)
         self.array: np.ndarray = np.frombuffer(self._region, dtype=np.int32, count=count)
         start = self.array.ctypes.data
         #: the offset of the first 2 MiB-aligned address in the mapping
@@ -63,7 +64,7 @@ class RowPages:
         not again; a region a row below ``used_bytes`` was written into is left on small pages).
         Costs one huge page's clearing per region prepared (milliseconds on a virtual machine);
         nothing where the OS has no such advice. Returns the number of regions prepared now."""
-        if _HUGE is None:
+        if not self.advised:
             return 0
         size = len(self._region)
         first = self._aligned  # the first region no row was written into
@@ -72,10 +73,21 @@ class RowPages:
         frontier = max(self._frontier, first)
         made = 0
         while frontier < used_bytes + ahead_bytes and frontier + HUGE_PAGE <= size:
-            self._region.madvise(_HUGE, frontier, HUGE_PAGE)
+            if not _advise(self._region, _HUGE, frontier, HUGE_PAGE):
+                self.advised = False
+                break
             self.array[frontier // 4] = 0  # a row not made yet: the write only faults the page in
             frontier += HUGE_PAGE
             made += 1
         self._frontier = frontier
         self.prepared += made
         return made
+
+
+def _advise(region: mmap.mmap, advice: int, *span: int) -> bool:
+    """``region.madvise(advice, *span)``; False where the kernel refuses it (``OSError``)."""
+    try:
+        region.madvise(advice, *span)
+    except OSError:
+        return False
+    return True

@@ -40,7 +40,8 @@ from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
-from .slices import PLAIN_ASCII_COUNT, absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor, string_slice
+from .slices import (PLAIN_ASCII_COUNT, absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor,
+                     string_slice)
 from .walk import Boundaries, ReachedPairs, add_token_bits, boundary_walk, lexeme_bits
 
 _UNKNOWN = object()

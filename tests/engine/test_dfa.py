@@ -221,6 +221,18 @@ def test_the_dense_table_has_huge_pages_only_where_a_compile_laid_them() -> None
     assert pages.prepare(pages._frontier, 1) == 1 and pages.prepare(0, 1) == 0
 
 
+def test_a_kernel_refusing_huge_page_advice_leaves_a_plain_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel built without transparent huge pages answers the advice with ``EINVAL``: the table
+    is then a plain zeroed mapping and no region is prepared (an advice no kernel knows stands in)."""
+    from grammar_decode.engine import row_pages
+
+    monkeypatch.setattr(row_pages, "_NO_HUGE", 0x7FFF)
+    pages = row_pages.RowPages(1 << 20)
+    assert not pages.advised and pages.prepare(0, 1 << 22) == 0 and pages.prepared == 0
+    pages.array[5] = 7
+    assert pages.array[5] == 7 and not pages.array[6:].any()
+
+
 def test_threads_build_one_dfa_alike() -> None:
     exprs = ExprSet()
     patterns = [r"[a-z]+", r"[a-z]*[0-9]{1,3}", r'"[^"]{0,40}"']

@@ -207,6 +207,12 @@ def twin_not_renamed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(masker_module, "_TWIN_NOT_RENAMED", True)
 
 
+def twin_renamed_wrongly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key's lexeme part taken from its twin's with the states at its boundaries renamed, but
+    each to a wrong state (the next one made)."""
+    monkeypatch.setattr(masker_module, "_RENAME_MUTATION", 1)
+
+
 def plain_absorption_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any expression that may begin with a plain character taken as staying alive through any
     plain text: a state where whitespace or a name may come next takes every plain token."""
@@ -231,6 +237,7 @@ VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "cache key missing a field": cache_key_missing_a_field,
     "counting slice off by one": counting_slice_off_by_one,
     "twin not renamed": twin_not_renamed,
+    "twin renamed wrongly": twin_renamed_wrongly,
     "plain absorption unchecked": plain_absorption_unchecked,
 }
 

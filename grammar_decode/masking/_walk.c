@@ -86,7 +86,7 @@
    walk and the vocabulary).
 
    walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached,
-                   memo, ctl[, mutation, restart, make, cell])
+                   memo, ctl[, mutation, restart, make, cell, known])
 
    The boundary walk of masking/walk.py: the subtrees below the boundaries a lexeme walk met, where
    the lexeme read so far ends, the parse scans it and the lexer restarts on what the parse expects
@@ -115,6 +115,15 @@
                       10 leaves memo full once done.
 
    cell:              as walk_lexeme's (after make: walk_boundaries(..., mutation, restart, make, cell)).
+   known:             None, or (accepting, parses, numbers): the lexer's dict of the lexemes each state
+                      matches (engine/lexer.py), the walk's parse states by number and its dict from parse
+                      state to number. With it, a restart is answered here, C to C, as
+                      Recognizer.restart answers it: the parse's scan of the lexemes matched (its
+                      `scan` method) and the `lexer_start` the parse after it holds, that parse
+                      numbered (appended to parses, entered in numbers) where it is new. A state whose
+                      matches the dict has not met yet, or a parse after whose lexer_start is not set
+                      yet (its lexer start state is new), goes to restart. Mutation 11 (tests only)
+                      takes the lexer_start of the parse before the scan.
    restart, make:     where given (not None), called with the GIL held instead of returning: restart(lex,
                       parse) for a restart to answer (returns (parse after, next lexer state), as
                       ctl[7]-[8] take them), make(state, byte) for a missing cell (returns (table,
@@ -584,15 +593,88 @@ static inline int64_t find_slot(const int32_t *table, int64_t slots, int width, 
     return -1;
 }
 
+/* The restart of (lexer state `lex`, parse number `number`) answered from `known` (see above):
+   1 with *after (a parse number, -1: none) and *fresh set; 0 where Python must answer it; -1 with
+   an exception. */
+static int known_restart(PyObject *known, long lex, long number, int mutation, long *after, long *fresh) {
+    static PyObject *scan_name = NULL, *start_name = NULL;
+    if (!scan_name && !(scan_name = PyUnicode_InternFromString("scan"))) return -1;
+    if (!start_name && !(start_name = PyUnicode_InternFromString("lexer_start"))) return -1;
+    PyObject *accepting = PyTuple_GET_ITEM(known, 0), *parses = PyTuple_GET_ITEM(known, 1),
+             *numbers = PyTuple_GET_ITEM(known, 2);
+    if (number < 0 || number >= PyList_GET_SIZE(parses)) {
+        PyErr_SetString(PyExc_ValueError, "walk_boundaries: a parse number past the parses");
+        return -1;
+    }
+    PyObject *key = PyLong_FromLong(lex);
+    if (!key) return -1;
+    PyObject *matched = PyDict_GetItemWithError(accepting, key);  /* borrowed */
+    Py_DECREF(key);
+    if (!matched) return PyErr_Occurred() ? -1 : 0;
+    int some = PyObject_IsTrue(matched);
+    if (some < 0) return -1;
+    if (!some) {  /* no lexeme matches there: no restart */
+        *after = -1;
+        *fresh = DEAD;
+        return 1;
+    }
+    PyObject *parse = PyList_GET_ITEM(parses, number);
+    PyObject *scanned = PyObject_CallMethodOneArg(parse, scan_name, matched);
+    if (!scanned) return -1;
+    if (scanned == Py_None) {
+        Py_DECREF(scanned);
+        *after = -1;
+        *fresh = DEAD;
+        return 1;
+    }
+    PyObject *start = PyObject_GetAttr(mutation == 11 ? parse : scanned, start_name);
+    if (!start) {
+        Py_DECREF(scanned);
+        return -1;
+    }
+    if (start == Py_None) {  /* a lexer start state not made yet: Python makes it */
+        Py_DECREF(start);
+        Py_DECREF(scanned);
+        return 0;
+    }
+    long begins = PyLong_AsLong(start);
+    Py_DECREF(start);
+    if (begins == -1 && PyErr_Occurred()) {
+        Py_DECREF(scanned);
+        return -1;
+    }
+    PyObject *found = PyDict_GetItemWithError(numbers, scanned);  /* borrowed */
+    long at;
+    if (found) at = PyLong_AsLong(found);
+    else if (PyErr_Occurred()) at = -1;
+    else {
+        at = (long)PyList_GET_SIZE(parses);
+        PyObject *value = PyLong_FromLong(at);
+        if (!value || PyDict_SetItem(numbers, scanned, value) < 0 || PyList_Append(parses, scanned) < 0) at = -1;
+        Py_XDECREF(value);
+    }
+    Py_DECREF(scanned);
+    if (at == -1 && PyErr_Occurred()) return -1;
+    *after = at;
+    *fresh = begins;
+    return 1;
+}
+
 static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_tops, *o_befores, *o_lex, *o_parse, *o_nodes,
-        *o_reached, *o_memo, *o_ctl, *o_restart = Py_None, *o_make = Py_None, *o_cell = Py_None;
+        *o_reached, *o_memo, *o_ctl, *o_restart = Py_None, *o_make = Py_None, *o_cell = Py_None, *o_known = Py_None;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|iOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops, &o_befores,
-                          &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation, &o_restart, &o_make,
-                          &o_cell))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|iOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops,
+                          &o_befores, &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation, &o_restart,
+                          &o_make, &o_cell, &o_known))
         return NULL;
     if (valid_cell(o_cell, "walk_boundaries")) return NULL;
+    if (o_known != Py_None &&
+        (!PyTuple_Check(o_known) || PyTuple_GET_SIZE(o_known) != 3 || !PyDict_Check(PyTuple_GET_ITEM(o_known, 0)) ||
+         !PyList_Check(PyTuple_GET_ITEM(o_known, 1)) || !PyDict_Check(PyTuple_GET_ITEM(o_known, 2)))) {
+        PyErr_SetString(PyExc_TypeError, "walk_boundaries: known is None or (accepting dict, parses list, numbers dict)");
+        return NULL;
+    }
     if ((o_restart != Py_None && !PyCallable_Check(o_restart)) || (o_make != Py_None && !PyCallable_Check(o_make))) {
         PyErr_SetString(PyExc_TypeError, "walk_boundaries: restart and make are callables or None");
         return NULL;
@@ -727,6 +809,17 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
             goto done;
         }
         ctl[0] = n_nodes; ctl[1] = n_reached; ctl[2] = i; ctl[3] = k; ctl[4] = started; ctl[12] = n_memo;
+        if (status == -2 && o_known != Py_None) {  /* the restart asked, answered here where it can be */
+            long after = -1, fresh = -1;
+            int answered = known_restart(o_known, (long)ctl[5], (long)ctl[6], mutation, &after, &fresh);
+            if (answered < 0) goto done;
+            if (answered) {
+                ctl[7] = after;
+                ctl[8] = fresh;
+                ctl[9] = 1;
+                goto again;
+            }
+        }
         if (status == -2 && o_restart != Py_None) {  /* the restart asked, answered in place */
             PyObject *answer = PyObject_CallFunction(o_restart, "ll", (long)ctl[5], (long)ctl[6]);
             if (!answer) goto done;
@@ -1118,7 +1211,7 @@ static PyMethodDef methods[] = {
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
     {"walk_boundaries", walk_boundaries, METH_VARARGS,
      "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
-     "ctl[, mutation, restart, make, cell])\n"
+     "ctl[, mutation, restart, make, cell, known])\n"
      "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a state whose transition is missing."},
     {"rehash_pairs", rehash_pairs, METH_VARARGS,
      "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},

@@ -40,7 +40,7 @@ from ..limits import DEFAULT_LIMITS, Limits, applied
 from ..lru import ByteBoundedLRU
 from ..vocab import Vocabulary
 from .bitmask import bitmask_words
-from .slices import (PLAIN_ASCII_COUNT, absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor,
+from .slices import (absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor,
                      string_slice)
 from .walk import Boundaries, ReachedPairs, add_token_bits, boundary_walk, lexeme_bits
 
@@ -56,6 +56,8 @@ _LOOP_UNCHECKED = False
 #: Tests only: a twin's lexeme part taken with its boundaries' states not renamed (a deliberately
 #: broken masker: the lexeme that ends there is the twin's, not this state's).
 _TWIN_NOT_RENAMED = False
+#: Tests only: 1 renames a twin's boundary states wrongly (to the next state id).
+_RENAME_MUTATION = 0
 
 class LexemePart:
     __slots__ = ("bits", "trie", "boundaries", "reached")
@@ -196,15 +198,21 @@ class Masker:
         names = dfa.twin_names(twin, lex)
         if _TWIN_NOT_RENAMED:
             names = {origin: origin for origin in names}
-        # a state or two among hundreds of boundaries: each renamed once (a set of the column's
-        # ints costs less than numpy's unique or boolean masks)
-        column = boundaries[:, 1].tolist() if isinstance(boundaries, np.ndarray) else [b for _node, b in boundaries]
-        renamed = {before: dfa.renamed(before, names) for before in set(column)}
         if isinstance(boundaries, np.ndarray):
+            # a state or three among up to thousands of boundaries: each renamed once, its rows
+            # found by one comparison over the column (no Python int per row)
             boundaries = boundaries.copy()
-            boundaries[:, 1] = [renamed[before] for before in column]
+            column = boundaries[:, 1]
+            left = column.copy()
+            while len(left):
+                before = int(left[0])
+                after = dfa.renamed(before, names)
+                if after != before:
+                    column[column == before] = after if _RENAME_MUTATION != 1 else before + 1
+                left = left[left != before]
             boundaries.flags.writeable = False
         else:
+            renamed = {before: dfa.renamed(before, names) for before in {b for _node, b in boundaries}}
             boundaries = [(node, renamed[before]) for node, before in boundaries]
         # the bits are the twin's array, counted again: an entry must not hold bytes its twin's
         # eviction would leave uncounted
@@ -227,9 +235,10 @@ class Masker:
         walk of the whole trie)."""
         lexer = self.recognizer.lexer
         # plain characters that surely go different ways have no run, and too few that may lead
-        # anywhere no split: both checks left out (a key's literal rest, a number, a keyword)
-        reach, some = plain_ascii_reach(lexer, lex)
-        mixed = some and reach < PLAIN_ASCII_COUNT and not _CHECKS_ALWAYS
+        # anywhere no split: both checks left out (a key's literal rest, a number, a keyword; a
+        # key's prefix, where the names' next letters go one way and the others another)
+        reach, apart = plain_ascii_reach(lexer, lex)
+        mixed = apart and not _CHECKS_ALWAYS
         run = None if mixed else plain_run(lexer, self._plain_successor, lex, self.slice.longest)
         reached: np.ndarray | None
         if run is not None:

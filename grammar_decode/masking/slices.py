@@ -194,34 +194,38 @@ def _string_slice(vocab: Vocabulary) -> StringSlice:
 #: The plain ASCII bytes as a 256-bit mask (``ExprSet.first_bytes``'s form), and how many they are (93).
 _PLAIN_ASCII_MASK = sum(1 << b for b in _PLAIN_ASCII)
 PLAIN_ASCII_COUNT = len(_PLAIN_ASCII)
-#: Tests only: a deliberately broken ``plain_ascii_reach`` (1: only the first pair's bytes counted).
+#: Tests only: a deliberately broken ``plain_ascii_reach`` (1: only the first pair's bytes counted;
+#: 2: an expression whose first bytes are every plain ASCII byte taken as sending them apart).
 _REACH_MUTATION = 0
 
 
 def plain_ascii_reach(lexer: Lexer, state: int) -> tuple[int, bool]:
     """What the first bytes of ``state``'s expressions tell of where plain ASCII bytes lead it, no
-    transition made: ``(bound, some)``, ``bound`` the plain ASCII bytes that may lead it anywhere
+    transition made: ``(bound, apart)``, ``bound`` the plain ASCII bytes that may lead it anywhere
     live (``ExprSet.first_bytes`` is a superset of the bytes with a non-empty derivative: every
-    other one leads to ``DEAD``), ``some`` whether one surely does (a first byte of an expression
-    free of ``&`` and ``¬``, whose first bytes are exact, in a state no guard can refuse). So
-    ``some`` with ``bound`` under 93 means plain characters go different ways
-    (``plain_successor`` is None), and a ``bound`` under ``_MIN_SPLIT`` that no split pays
-    (``Masker._split``). Cost: one memoised lookup per pair, fewer where all bytes are reached."""
+    other one leads to ``DEAD``), ``apart`` whether plain characters surely go different ways
+    (``plain_successor`` is None): some expression free of ``&`` and ``¬``, in a state no guard
+    can refuse, has exact first bytes, and its plain ASCII ones are some but not all; the bytes
+    among them keep its lexeme in the state they lead to and the others do not (a state holds one
+    expression per lexeme). A ``bound`` under ``_MIN_SPLIT`` is one that no split pays
+    (``Masker._split``). Cost: one memoised lookup per pair, fewer where all is known."""
     dfa = lexer.dfa
     exprs = dfa.exprs
     first, boolean = exprs.first_bytes, exprs.has_boolean
     guarded = bool(dfa.tags[state])
-    union, some = 0, False
+    union, apart = 0, False
     for _origin, expr in dfa.pairs[state]:
         found = first(expr) & _PLAIN_ASCII_MASK
         if found:
             union |= found
-            some = some or (not guarded and not boolean(expr))
-            if some and union == _PLAIN_ASCII_MASK:
+            if not apart and not guarded and (found != _PLAIN_ASCII_MASK or _REACH_MUTATION == 2) \
+                    and not boolean(expr):
+                apart = True
+            if apart and union == _PLAIN_ASCII_MASK:
                 break
         if _REACH_MUTATION == 1:
             break
-    return union.bit_count(), some
+    return union.bit_count(), apart
 
 
 def plain_successor(lexer: Lexer, state: int) -> int | None:

@@ -53,6 +53,10 @@ COMPILED = selected(_walk)
 #: Whether the kernels make missing cells by calling the lexer's C maker directly (tests turn it
 #: off to compare with the Python ``make`` callbacks).
 _CELLS_IN_C = True
+#: Whether the boundary kernel answers the restarts it can itself (``Recognizer.restart`` C to C:
+#: the parse's scan, the ``lexer_start`` it holds); tests turn it off to have every restart asked
+#: of Python.
+_RESTARTS_IN_C = True
 #: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost;
 #: 3: the last token of each node left out of the bits).
 _MUTATION = 0
@@ -316,8 +320,10 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
     each restart asked of the recognizer once per walk, as the Python walk does, and each missing
     cell made (``Lexer.dense_cell``), by calls from the kernel where it stands (it returns only
-    when a table of its needs more room). The nodes are a new array; the pairs reached a
-    ``ReachedPairs``."""
+    when a table of its needs more room). A restart whose lexer start state is made already is
+    answered by the kernel itself, C to C (``Recognizer.restart``'s scan and ``lexer_start``,
+    read where ``Recognizer.restart`` reads them); the others by ``Recognizer.restart``. The
+    nodes are a new array; the pairs reached a ``ReachedPairs``."""
     lexer = recognizer.lexer
     byte_at, depth_at, end_at = trie.arrays()
     if isinstance(boundaries, np.ndarray) and boundaries.dtype == np.int32 and boundaries.flags.c_contiguous:
@@ -363,11 +369,14 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
         lexer.dense_cell(state, byte)
         return lexer.dense()
 
+    # the kernel answers Recognizer.restart itself only where that is the method a restart runs
+    known = (lexer.accepting, parses, numbers) \
+        if _RESTARTS_IN_C and type(recognizer).restart is Recognizer.restart else None
     table, accepts = lexer.dense()
     while True:
         status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, pairs, None, lex_stack,
                                        parse_stack, nodes, reached, memo, ctl, _MUTATION, restart, make,
-                                       _cell_maker(lexer))
+                                       _cell_maker(lexer), known)
         if status == -1:
             break
         if status == -3:

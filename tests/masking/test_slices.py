@@ -450,8 +450,8 @@ def _reach_checks(schema: dict, document: object) -> tuple[int, int]:
     for lexer, lex in _lexer_states(schema, document):
         if lex == DEAD:
             continue
-        reach, some = slices.plain_ascii_reach(lexer, lex)
-        if some and reach < slices.PLAIN_ASCII_COUNT:
+        reach, apart = slices.plain_ascii_reach(lexer, lex)
+        if apart:
             assert slices.python_plain_successor(lexer, lex) is None, lex
             no_run += 1
         if reach < masker._MIN_SPLIT:
@@ -469,10 +469,12 @@ def test_the_checks_plain_ascii_reach_leaves_out_would_find_nothing() -> None:
     assert sum(run for run, _ in skipped) >= 40 and sum(split for _, split in skipped) >= 40
 
 
-def test_a_reach_counted_from_one_pair_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``plain_ascii_reach`` counting only the first pair's bytes leaves out a check that would
+@pytest.mark.parametrize("mutation", [1, 2])
+def test_a_broken_reach_is_caught(monkeypatch: pytest.MonkeyPatch, mutation: int) -> None:
+    """``plain_ascii_reach`` counting only the first pair's bytes (1), or taking an expression
+    that every plain ASCII byte begins as sending them apart (2), leaves out a check that would
     have found something."""
-    monkeypatch.setattr(slices, "_REACH_MUTATION", 1)
+    monkeypatch.setattr(slices, "_REACH_MUTATION", mutation)
     with pytest.raises(AssertionError):
         for schema, document in REACH_DOCUMENTS:
             _reach_checks(schema, document)

@@ -15,6 +15,7 @@ import grammar_decode as gd
 from grammar_decode.kernels import selected
 from grammar_decode.engine import dfa as dfa_module
 from grammar_decode.engine.dfa import DEAD, STORED
+from grammar_decode.engine.recognizer import Recognizer
 from grammar_decode.ir.regex import shared_exprs
 from grammar_decode.masking import walk
 from helpers import MEASUREMENTS, ORDER, PERSON, TAGS
@@ -302,12 +303,62 @@ def test_the_boundary_tables_grow(gpt2: gd.Vocabulary, monkeypatch: pytest.Monke
     assert _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode()) > 0
 
 
-@pytest.mark.parametrize("mutation", [4, 5, 10])
+def test_restarts_are_answered_in_c_where_their_start_state_is_made(gpt2: gd.Vocabulary,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel answers a restart itself once the lexer start state after it is made: a walk
+    repeated asks Python for none, and finds what the Python walk finds; with the answers in C
+    turned off, every restart is Python's, and the walk is the same."""
+    grammar = gd.compile_json_schema(ORDER)
+    recognizer, masker = grammar.recognizer, grammar.masker(gpt2)
+    asked: list[int] = []
+    original = Recognizer.restart
+
+    def counted(self: Recognizer, lex: int, parse: object) -> object:
+        asked.append(lex)
+        return original(self, lex, parse)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Recognizer, "restart", counted)
+    state = recognizer.feed(recognizer.initial, b'{"id": 12')
+    part = masker.lexeme_part(state[0])
+    first = walk.compiled_boundary_walk(recognizer, part.trie, part.boundaries, state[1])
+    asked.clear()
+    again = walk.compiled_boundary_walk(recognizer, part.trie, part.boundaries, state[1])
+    assert asked == [] and again[0].tolist() == first[0].tolist() and set(again[1]) == set(first[1])
+    slow_nodes, slow_reached = walk.python_boundary_walk(recognizer, part.trie, part.boundaries, state[1])
+    assert again[0].tolist() == slow_nodes and set(again[1]) == slow_reached and len(slow_nodes)
+    monkeypatch.setattr(walk, "_RESTARTS_IN_C", False)
+    asked.clear()
+    by_python = walk.compiled_boundary_walk(recognizer, part.trie, part.boundaries, state[1])
+    assert asked and by_python[0].tolist() == slow_nodes and set(by_python[1]) == slow_reached
+
+
+def test_a_restart_answered_by_another_method_is_asked_of_python(gpt2: gd.Vocabulary) -> None:
+    """A recognizer whose ``restart`` is not ``Recognizer.restart`` (a subclass's) has every
+    restart asked of that method: the kernel answers only what it would answer alike."""
+    asked: list[int] = []
+
+    class Counting(Recognizer):
+        def restart(self, lex: int, parse: object) -> object:  # type: ignore[override]
+            asked.append(lex)
+            return super().restart(lex, parse)  # type: ignore[arg-type]
+
+    grammar = gd.compile_json_schema(ORDER)
+    recognizer = Counting(grammar.recognizer.grammar)
+    state = recognizer.feed(recognizer.initial, b'{"id": 12')
+    lexeme = walk.compiled_lexeme_walk(recognizer.lexer, gpt2.trie, state[0])
+    for _ in range(2):
+        asked.clear()
+        walk.compiled_boundary_walk(recognizer, gpt2.trie, lexeme[1], state[1])
+        assert asked
+
+
+@pytest.mark.parametrize("mutation", [4, 5, 10, 11])
 def test_a_broken_boundary_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch,
                                             mutation: int) -> None:
     """4: after a boundary inside a token the parse from before the scan goes on; 5: the
     subtrees of boundaries inside a token are dropped; 10: a finished walk leaves its restarts in
-    the memo the thread's next walk takes (their parse numbers are that walk's)."""
+    the memo the thread's next walk takes (their parse numbers are that walk's); 11: a restart
+    answered in C begins the next lexeme where the parse before the scan would."""
     monkeypatch.setattr(walk, "_MUTATION", mutation)
     try:
         with pytest.raises(AssertionError):
@@ -348,6 +399,19 @@ def test_bad_boundary_buffers_are_refused() -> None:
     with pytest.raises(ValueError):
         run([7])  # a node past the trie
     assert run([1]) == -2  # the restart of the boundary's lexer state is asked for first
+    ctl = np.zeros(13, dtype=np.int64)
+    ctl[10] = ctl[11] = 4
+    for known in ((), ({}, [], []), ([], [], {}), "abc"):
+        with pytest.raises(TypeError):
+            walk._walk.walk_boundaries(byte, depth, end, table, accepts, np.array([1], dtype=np.int32),
+                                       np.zeros(1, dtype=np.int32), np.zeros(2, np.int32), np.zeros(2, np.int32),
+                                       np.empty(3, np.int32), np.full(2 * 4, -3, np.int32),
+                                       np.full(4 * 4, -3, np.int32), ctl, 0, None, None, None, known)
+    with pytest.raises(ValueError):  # a restart asked for a parse the list does not hold
+        walk._walk.walk_boundaries(byte, depth, end, table, accepts, np.array([1], dtype=np.int32),
+                                   np.zeros(1, dtype=np.int32), np.zeros(2, np.int32), np.zeros(2, np.int32),
+                                   np.empty(3, np.int32), np.full(2 * 4, -3, np.int32),
+                                   np.full(4 * 4, -3, np.int32), ctl, 0, None, None, None, ({0: frozenset({1})}, [], {}))
 
 
 def test_the_boundary_callback_protocol() -> None:

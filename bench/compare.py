@@ -18,8 +18,10 @@ real Llama-3 tokenizer (llama.cpp over ``ggml-vocab-llama-bpe.gguf``, vocabulary
 longest-match tokenization where llama-cpp-python is not installed, said so in the output).
 Every engine reads the same vocabulary and the same token sequences.
 
-Each engine runs in its own worker process pinned to one CPU, one engine after another (so no two
-share the machine), with ``--timeout`` seconds per schema (compile and every sequence); a worker
+Each engine runs in its own worker process, every worker pinned to the same CPU, and the engines
+take turns schema by schema, one at a time (so no two share the machine, and the machine's drift
+over a run reaches all alike: run one engine after another and a host that slows down halfway
+bills the second), with ``--timeout`` seconds per schema (compile and every sequence); a worker
 that overruns is killed and replaced. A worker sets its inherited data (every schema and token
 sequence) and its vocabulary aside from the cyclic garbage collector (``gc.freeze``) before the
 first schema, so that a full collection, which an engine's own allocations trigger, is not billed
@@ -350,41 +352,66 @@ def _worker(name: str, cpu: int, vocab_file: str, inbox: Any, outbox: Any) -> No
             outbox.put((index, {"outcome": "crash", "reason": traceback.format_exc()[-800:]}))
 
 
-def run_engine(name: str, cpu: int, vocab_file: Path, timeout: float) -> list[dict[str, Any]]:
-    """Every task through engine ``name`` in one pinned worker (replaced after an overrun)."""
-    context = mp.get_context("fork")
-    results: list[dict[str, Any]] = [{} for _ in _TASKS]
-    worker = None
-    index = 0
-    while index < len(_TASKS):
-        if worker is None:
+class _Worker:
+    """One engine's pinned worker process, started on first use and replaced after an overrun."""
+
+    def __init__(self, name: str, cpu: int, vocab_file: Path) -> None:
+        self.name, self.cpu, self.vocab_file = name, cpu, vocab_file
+        self._running: Optional[tuple[Any, Any, Any]] = None
+
+    def run(self, index: int, timeout: float) -> dict[str, Any]:
+        """Task ``index`` through this engine: its result, or a timeout or crash."""
+        if self._running is None:
+            context = mp.get_context("fork")
             inbox, outbox = context.Queue(), context.Queue()
-            process = context.Process(target=_worker, args=(name, cpu, str(vocab_file), inbox, outbox), daemon=True)
+            process = context.Process(target=_worker, args=(self.name, self.cpu, str(self.vocab_file), inbox, outbox),
+                                      daemon=True)
             process.start()
             outbox.get(timeout=600)  # the vocabulary and the engine's tables, once per worker
-            worker = (process, inbox, outbox)
-        process, inbox, outbox = worker
+            self._running = (process, inbox, outbox)
+        process, inbox, outbox = self._running
         inbox.put(index)
-        result = None
         began = time.perf_counter()
-        while result is None:
+        while True:
             try:
                 _index, result = outbox.get(timeout=0.5)
+                return result
             except Exception:  # the queue's Empty: still working, overrun, or died
                 died = not process.is_alive()
                 if died or time.perf_counter() - began > timeout:
                     process.kill()
                     process.join()
-                    worker = None
-                    result = ({"outcome": "crash", "reason": f"worker exit {process.exitcode}"} if died
-                              else {"outcome": "timeout", "reason": f"over {timeout:g} s"})
-        results[index] = result
-        index += 1
-        if index % 100 == 0:
-            progress(f"{name}: {index}/{len(_TASKS)}")
-    if worker is not None:
-        worker[1].put(None)
-        worker[0].join(timeout=10)
+                    self._running = None
+                    return ({"outcome": "crash", "reason": f"worker exit {process.exitcode}"} if died
+                            else {"outcome": "timeout", "reason": f"over {timeout:g} s"})
+
+    def close(self) -> None:
+        if self._running is not None:
+            self._running[1].put(None)
+            self._running[0].join(timeout=10)
+            self._running = None
+
+
+def run_engines(names: list[str], cpu: int, vocab_file: Path, timeout: float) -> dict[str, list[dict[str, Any]]]:
+    """Every task through every engine, each engine in its own worker pinned to CPU ``cpu``, the
+    engines taking turns schema by schema (one at a time, the first of each turn alternating), so
+    that the machine's drift over a run (other tenants, clock changes) reaches every engine
+    alike rather than whichever ran last."""
+    workers = {name: _Worker(name, cpu, vocab_file) for name in names}
+    results: dict[str, list[dict[str, Any]]] = {name: [{} for _ in _TASKS] for name in names}
+    spent = dict.fromkeys(names, 0.0)
+    try:
+        for index in range(len(_TASKS)):
+            for name in (names if index % 2 == 0 else names[::-1]):
+                began = time.perf_counter()
+                results[name][index] = workers[name].run(index, timeout)
+                spent[name] += time.perf_counter() - began
+            if (index + 1) % 100 == 0:
+                progress(f"{index + 1}/{len(_TASKS)} schemas")
+    finally:
+        for worker in workers.values():
+            worker.close()
+    progress(", ".join(f"{name}: {seconds:.0f} s" for name, seconds in spent.items()))
     return results
 
 
@@ -510,12 +537,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     progress(f"{len(tasks)} schemas, {sum(len(t['sequences']) for t in tasks)} sequences, "
              f"{sum(len(s) for t in tasks for s in t['sequences']):,} tokens ({tokenization}); engines: {', '.join(names)}")
     cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
-    results = {}
-    for name in names:
-        progress(f"{name}: {len(tasks)} schemas on CPU {cpu}")
-        began = time.perf_counter()
-        results[name] = run_engine(name, cpu, vocab_file, args.timeout)
-        progress(f"{name}: {time.perf_counter() - began:.0f} s")
+    progress(f"{len(tasks)} schemas on CPU {cpu}, the engines taking turns")
+    results = run_engines(names, cpu, vocab_file, args.timeout)
     summary = summarize(names, results)
     print(f"compare: {len(tasks)} schemas ({', '.join(sorted({t['source'] for t in tasks}))}), Llama-3 vocabulary "
           f"({len(vocab):,} tokens), tokenization: {tokenization}")

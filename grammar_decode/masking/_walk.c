@@ -85,62 +85,43 @@
    the ids with numpy, sets a bool mask and packs it: three passes over arrays as long as the
    walk and the vocabulary).
 
-   walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached,
-                   memo, ctl[, mutation, restart, make, cell, known])
+   boundary_part(byte, depth, end, table, accepting, pairs, max_depth, recognizer, lexer, parses, known, cell
+                 [, mutation, first_slots]) -> (nodes, reached, count)
 
-   The boundary walk of masking/walk.py: the subtrees below the boundaries a lexeme walk met, where
-   the lexeme read so far ends, the parse scans it and the lexer restarts on what the parse expects
-   next. Parse states are Python objects; here they are numbered (0: the parse the walk starts
-   from) and the walk asks the caller for each restart it does not know yet.
+   The boundary walk of masking/walk.py in one call: the subtrees below the boundaries a lexeme
+   walk met, where the lexeme read so far ends, the parse scans it and the lexer restarts on what
+   the parse expects next. Parse states are Python objects; here they are numbered by their place
+   in `parses` (0: the parse the walk starts from) and each restart is answered once per walk.
 
-   tops, befores:     int32, the boundaries: trie node, lexer state before that node's byte; or
-                      befores None and tops the (node, before) pairs, two int32 each.
-   lex_stack, parse_stack: int32, max_depth + 1 entries each, kept by the caller between calls.
-   nodes:             int32 out: the allowed nodes, in walk order (room for every node of the
-                      boundaries' subtrees, which are disjoint).
-   reached:           int32, 2 per slot, a power-of-two number of slots, all -3 at first: the pairs
-                      (lexer state, parse number) the allowed nodes lead to, each once.
-   memo:              int32, 4 per slot, likewise: the restarts known, (lexer state, parse) ->
-                      (parse after the scan, or -1; the lexer state that begins the next lexeme,
-                      DEAD where none); emptied again once the walk is done, so that one buffer
-                      serves the next walk (a walk that stops early leaves it to the caller).
-   ctl:               int64[13] in/out: [0] nodes written, [1] pairs in reached, [2] the node to
-                      resume at, [3] the boundary being walked, [4] 1 once that boundary's restart
-                      is taken, [5]-[6] out: the restart asked for (lexer state, parse), [7]-[8] in:
-                      its answer (parse after, next lexer state) on the call after one that asked,
-                      [9] 1 when [7]-[8] hold an answer, [10] the slots of memo, [11] the slots of
-                      reached, [12] the restarts in memo.
+   pairs:             int32, the boundaries: (trie node, lexer state before that node's byte), two
+                      int32 each (the lexeme walk's (k, 2) array as it is).
+   max_depth:         the trie's deepest node (the walk's stacks hold max_depth + 1 states).
+   recognizer, lexer: asked for what the tables do not hold: recognizer.restart(lex, parse) for a
+                      restart `known` leaves (returns (parse after or None, next lexer state)),
+                      lexer.dense_cell(state, byte) for a missing cell `cell` leaves, then
+                      lexer.dense() for the table as it is now. The walk goes on where it stopped.
+   parses:            a list of the one parse to start from; each new parse after a restart is
+                      appended (its number is its place).
+   known:             None, or the lexer's dict of the lexemes each state matches (engine/lexer.py,
+                      Lexer.accepting). With it, a restart is answered here, C to C, as
+                      Recognizer.restart answers it: the parse's scan of the lexemes matched (its
+                      `scan` method) and the `lexer_start` the parse after it holds. A state whose
+                      matches the dict has not met yet, or a parse after whose lexer_start is not set
+                      yet (its lexer start state is new), goes to recognizer.restart.
+   cell:              as walk_lexeme's.
    mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
                       of the one after its scan; 5 drops the subtrees of boundaries inside a token;
-                      10 leaves memo full once done.
+                      11 takes, for a restart answered in C, the lexer_start of the parse before
+                      the scan.
+   first_slots:       the slots its tables start with (a power of two, default 64): the restarts,
+                      (lexer state, parse) -> (parse after the scan or -1, the lexer state that
+                      begins the next lexeme or DEAD), 4 int32 a slot; the pairs (lexer state,
+                      parse number) the allowed nodes lead to, 2 a slot. Each doubles when half
+                      full.
 
-   cell:              as walk_lexeme's (after make: walk_boundaries(..., mutation, restart, make, cell)).
-   known:             None, or (accepting, parses, numbers): the lexer's dict of the lexemes each state
-                      matches (engine/lexer.py), the walk's parse states by number and its dict from parse
-                      state to number. With it, a restart is answered here, C to C, as
-                      Recognizer.restart answers it: the parse's scan of the lexemes matched (its
-                      `scan` method) and the `lexer_start` the parse after it holds, that parse
-                      numbered (appended to parses, entered in numbers) where it is new. A state whose
-                      matches the dict has not met yet, or a parse after whose lexer_start is not set
-                      yet (its lexer start state is new), goes to restart. Mutation 11 (tests only)
-                      takes the lexer_start of the parse before the scan.
-   restart, make:     where given (not None), called with the GIL held instead of returning: restart(lex,
-                      parse) for a restart to answer (returns (parse after, next lexer state), as
-                      ctl[7]-[8] take them), make(state, byte) for a missing cell (returns (table,
-                      accepting) as they are now, or None: the walk then returns the state as
-                      without make). The walk goes on where it stopped.
-
-   Returns -1 when done; -2 after writing a restart to answer into ctl[5]-[6]; -3 when memo has
-   no room for that answer, -4 when reached has none for the next pair (each is kept at most half
-   full: pass one twice the size, filled by rehash_pairs, its slots in ctl);
-   else the lexer state whose transition on the byte of node ctl[2] is missing, or which is newer
-   than the table (a restart can make one: make that transition, pass the grown table). Except when done,
-   call again: the walk goes on from the node it stopped at. The walk releases the GIL.
-
-   rehash_pairs(old, new, width)
-
-   The entries of an open-addressing table of walk_boundaries (memo: width 4; reached: width 2)
-   put into a larger one (new: all -3, a power-of-two number of slots). */
+   Returns the allowed nodes (int32, in walk order, as bytes), the table of pairs reached (int32
+   per slot, -3 where free, as bytes) and how many pairs it holds. The walk releases the GIL
+   between callbacks; its stacks and tables are its own (malloc'd, freed when done). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -603,7 +584,7 @@ static int known_restart(PyObject *known, long lex, long number, int mutation, l
     PyObject *accepting = PyTuple_GET_ITEM(known, 0), *parses = PyTuple_GET_ITEM(known, 1),
              *numbers = PyTuple_GET_ITEM(known, 2);
     if (number < 0 || number >= PyList_GET_SIZE(parses)) {
-        PyErr_SetString(PyExc_ValueError, "walk_boundaries: a parse number past the parses");
+        PyErr_SetString(PyExc_ValueError, "boundary_part: a parse number past the parses");
         return -1;
     }
     PyObject *key = PyLong_FromLong(lex);
@@ -660,95 +641,132 @@ static int known_restart(PyObject *known, long lex, long number, int mutation, l
     return 1;
 }
 
-static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
-    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_tops, *o_befores, *o_lex, *o_parse, *o_nodes,
-        *o_reached, *o_memo, *o_ctl, *o_restart = Py_None, *o_make = Py_None, *o_cell = Py_None, *o_known = Py_None;
+/* An open-addressing table of boundary_part's kind (`width` int32 per slot, MEMO_EMPTY where free)
+   twice as large, its entries moved: 0, or -1 with MemoryError set (the old table is kept). */
+static int grow_pairs(int32_t **table, int64_t *slots, int width) {
+    int64_t more = 2 * *slots;
+    int32_t *grown = (int32_t *)malloc((size_t)(more * width) * sizeof(int32_t));
+    if (!grown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t k = 0; k < more * width; k++) grown[k] = MEMO_EMPTY;
+    for (int64_t s = 0; s < *slots; s++) {
+        const int32_t *entry = *table + s * width;
+        if (entry[0] == MEMO_EMPTY) continue;
+        int64_t slot = find_slot(grown, more, width, entry[0], entry[1]);  /* never full: twice as large */
+        for (int w = 0; w < width; w++) grown[slot * width + w] = entry[w];
+    }
+    free(*table);
+    *table = grown;
+    *slots = more;
+    return 0;
+}
+
+/* The restart of (lexer state `lex`, parse number `number`) asked of `recognizer.restart(lex,
+   parses[number])`, the parse after it numbered (appended to parses, entered in numbers) where it
+   is new: 0 with *after (-1: none) and *fresh set, -1 with a Python error. */
+static int python_restart(PyObject *recognizer, PyObject *parses, PyObject *numbers, long lex, long number,
+                          long *after, long *fresh) {
+    if (number < 0 || number >= PyList_GET_SIZE(parses)) {
+        PyErr_SetString(PyExc_ValueError, "boundary_part: a parse number past the parses");
+        return -1;
+    }
+    PyObject *answer = PyObject_CallMethod(recognizer, "restart", "lO", lex, PyList_GET_ITEM(parses, number));
+    if (!answer) return -1;
+    if (!PyTuple_Check(answer) || PyTuple_GET_SIZE(answer) != 2) {
+        Py_DECREF(answer);
+        PyErr_SetString(PyExc_TypeError, "boundary_part: restart returns (parse after or None, lexer state)");
+        return -1;
+    }
+    PyObject *scanned = PyTuple_GET_ITEM(answer, 0);
+    *fresh = PyLong_AsLong(PyTuple_GET_ITEM(answer, 1));
+    long at = -1;
+    if (!PyErr_Occurred() && scanned != Py_None) {
+        PyObject *found = PyDict_GetItemWithError(numbers, scanned);  /* borrowed */
+        if (found) at = PyLong_AsLong(found);
+        else if (!PyErr_Occurred()) {
+            at = (long)PyList_GET_SIZE(parses);
+            PyObject *value = PyLong_FromLong(at);
+            if (!value || PyDict_SetItem(numbers, scanned, value) < 0 || PyList_Append(parses, scanned) < 0) at = -1;
+            Py_XDECREF(value);
+        }
+    }
+    Py_DECREF(answer);
+    if (PyErr_Occurred()) return -1;
+    *after = scanned == Py_None ? -1 : at;
+    return 0;
+}
+
+/* boundary_part: see the top of this file. */
+static PyObject *boundary_part(PyObject *self, PyObject *args) {
+    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_pairs, *recognizer, *lexer, *parses, *o_known, *o_cell;
+    long max_depth, first_slots = 64;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO|iOOOO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_tops,
-                          &o_befores, &o_lex, &o_parse, &o_nodes, &o_reached, &o_memo, &o_ctl, &mutation, &o_restart,
-                          &o_make, &o_cell, &o_known))
+    if (!PyArg_ParseTuple(args, "OOOOOOlOOOOO|il", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_pairs, &max_depth,
+                          &recognizer, &lexer, &parses, &o_known, &o_cell, &mutation, &first_slots))
         return NULL;
-    if (valid_cell(o_cell, "walk_boundaries")) return NULL;
-    if (o_known != Py_None &&
-        (!PyTuple_Check(o_known) || PyTuple_GET_SIZE(o_known) != 3 || !PyDict_Check(PyTuple_GET_ITEM(o_known, 0)) ||
-         !PyList_Check(PyTuple_GET_ITEM(o_known, 1)) || !PyDict_Check(PyTuple_GET_ITEM(o_known, 2)))) {
-        PyErr_SetString(PyExc_TypeError, "walk_boundaries: known is None or (accepting dict, parses list, numbers dict)");
+    if (valid_cell(o_cell, "boundary_part")) return NULL;
+    if (!PyList_Check(parses) || PyList_GET_SIZE(parses) != 1 || (o_known != Py_None && !PyDict_Check(o_known))) {
+        PyErr_SetString(PyExc_TypeError, "boundary_part: parses is a list of the one parse to start from, known a "
+                                         "dict or None");
         return NULL;
     }
-    if ((o_restart != Py_None && !PyCallable_Check(o_restart)) || (o_make != Py_None && !PyCallable_Check(o_make))) {
-        PyErr_SetString(PyExc_TypeError, "walk_boundaries: restart and make are callables or None");
+    if (max_depth < 0 || max_depth > (1 << 20) || first_slots < 1 || (first_slots & (first_slots - 1))) {
+        PyErr_SetString(PyExc_ValueError, "boundary_part: max_depth out of range, or first_slots not a power of two");
         return NULL;
     }
-    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_tops, b_befores, b_lex, b_parse, b_nodes, b_reached, b_memo,
-        b_ctl;
-    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_tops, &b_befores, &b_lex, &b_parse,
-                          &b_nodes, &b_reached, &b_memo, &b_ctl};
+    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_pairs;
+    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_pairs};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
-    PyObject *result = NULL;
+    PyObject *result = NULL, *numbers = NULL, *known = NULL;
+    int32_t *lex_stack = NULL, *parse_stack = NULL, *nodes = NULL, *memo = NULL, *reached = NULL;
     walk_inputs w;
     PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
     held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
-    const int paired = o_befores == Py_None;  /* tops holds (node, before) pairs */
-    if (take_trie_and_lexer(inputs, input_buffers, &w) || take(o_tops, &b_tops, 4, 0, "tops") ||
-        (!paired && take(o_befores, &b_befores, 4, 0, "befores")) || take(o_lex, &b_lex, 4, 1, "lex_stack") ||
-        take(o_parse, &b_parse, 4, 1, "parse_stack") || take(o_nodes, &b_nodes, 4, 1, "nodes") ||
-        take(o_reached, &b_reached, 4, 1, "reached") || take(o_memo, &b_memo, 4, 1, "memo") ||
-        take(o_ctl, &b_ctl, 8, 1, "ctl"))
+    if (take_trie_and_lexer(inputs, input_buffers, &w) || take(o_pairs, &b_pairs, 4, 0, "pairs")) goto done;
+    if (b_pairs.view.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "boundary_part: pairs holds (node, state) pairs of int32");
         goto done;
+    }
+    numbers = PyDict_New();
+    PyObject *zero = PyLong_FromLong(0);
+    if (!numbers || !zero || PyDict_SetItem(numbers, PyList_GET_ITEM(parses, 0), zero) < 0) {
+        Py_XDECREF(zero);
+        goto done;
+    }
+    Py_DECREF(zero);
+    if (o_known != Py_None && !(known = PyTuple_Pack(3, o_known, parses, numbers))) goto done;
     {
-        const int32_t *tops = (const int32_t *)b_tops.view.buf;
-        const int32_t *befores = paired ? tops + 1 : (const int32_t *)b_befores.view.buf;
-        const Py_ssize_t stride = paired ? 2 : 1;
-        int32_t *lex_stack = (int32_t *)b_lex.view.buf;
-        int32_t *parse_stack = (int32_t *)b_parse.view.buf;
-        int32_t *nodes = (int32_t *)b_nodes.view.buf;
-        int32_t *reached = (int32_t *)b_reached.view.buf;
-        int32_t *memo = (int32_t *)b_memo.view.buf;
-        int64_t *ctl = (int64_t *)b_ctl.view.buf;
-        const Py_ssize_t stack_len = b_lex.view.len / 4;
-        const Py_ssize_t n_tops = b_tops.view.len / (4 * stride);
-        const Py_ssize_t node_room = b_nodes.view.len / 4;
-        if ((paired ? b_tops.view.len % 8 != 0 : b_befores.view.len != b_tops.view.len) ||
-            b_parse.view.len != b_lex.view.len || b_ctl.view.len < 8 * 13) {
-            PyErr_SetString(PyExc_ValueError, "walk_boundaries: buffers of mismatched sizes");
+        const int32_t *tops = (const int32_t *)b_pairs.view.buf;
+        const Py_ssize_t n_tops = b_pairs.view.len / 8, stack_len = max_depth + 1;
+        int64_t memo_slots = first_slots, reached_slots = first_slots, node_room = 256;
+        lex_stack = (int32_t *)malloc((size_t)stack_len * sizeof(int32_t));
+        parse_stack = (int32_t *)malloc((size_t)stack_len * sizeof(int32_t));
+        nodes = (int32_t *)malloc((size_t)node_room * sizeof(int32_t));
+        memo = (int32_t *)malloc((size_t)(4 * memo_slots) * sizeof(int32_t));
+        reached = (int32_t *)malloc((size_t)(2 * reached_slots) * sizeof(int32_t));
+        if (!lex_stack || !parse_stack || !nodes || !memo || !reached) {
+            PyErr_NoMemory();
             goto done;
         }
-    again:;  /* after a callback answered: on from where the walk stopped, as a new call would */
-        const int64_t memo_slots = ctl[10], reached_slots = ctl[11];
-        if (memo_slots < 1 || (memo_slots & (memo_slots - 1)) || b_memo.view.len < 16 * memo_slots ||
-            reached_slots < 1 || (reached_slots & (reached_slots - 1)) || b_reached.view.len < 8 * reached_slots) {
-            PyErr_SetString(PyExc_ValueError, "walk_boundaries: memo or reached of a wrong size");
-            goto done;
-        }
-        int64_t n_nodes = ctl[0], n_reached = ctl[1], i = ctl[2], k = ctl[3], n_memo = ctl[12];
-        int started = (int)ctl[4];
+        for (int64_t k = 0; k < 4 * memo_slots; k++) memo[k] = MEMO_EMPTY;
+        for (int64_t k = 0; k < 2 * reached_slots; k++) reached[k] = MEMO_EMPTY;
+        int64_t n_nodes = 0, n_reached = 0, n_memo = 0, i = 0, k = 0;
+        int started = 0;
+        int32_t ask_lex = 0, ask_parse = 0;
+    again:;
         long status = -1;
         int bad = 0; /* 1: out of range; 2: a table full */
-        /* the answer to the restart asked for last: memo grows only here, kept at most half full */
-        if (ctl[9] && 2 * (n_memo + 1) > memo_slots) {
-            result = PyLong_FromLong(-3);
-            goto done;
-        }
-        if (ctl[9]) {
-            int64_t slot = find_slot(memo, memo_slots, 4, (int32_t)ctl[5], (int32_t)ctl[6]);
-            if (slot < 0) bad = 2;
-            else {
-                int32_t *entry = memo + 4 * slot;
-                if (entry[0] == MEMO_EMPTY) n_memo++;
-                entry[0] = (int32_t)ctl[5]; entry[1] = (int32_t)ctl[6];
-                entry[2] = (int32_t)ctl[7]; entry[3] = (int32_t)ctl[8];
-            }
-            ctl[9] = 0;
-        }
         Py_BEGIN_ALLOW_THREADS
         for (; k < n_tops && !bad; k++) {
-            int32_t top = tops[k * stride];
+            int32_t top = tops[2 * k];
             if (top < 1 || top >= w.n) { bad = 1; break; }
             if (!started) {
-                int32_t before = befores[k * stride];
+                int32_t before = tops[2 * k + 1];
                 int64_t slot = find_slot(memo, memo_slots, 4, before, 0);
                 if (slot < 0) { bad = 2; break; }
-                if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = before; ctl[6] = 0; break; }
+                if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ask_lex = before; ask_parse = 0; break; }
                 int32_t after = memo[4 * slot + 2], fresh = memo[4 * slot + 3];
                 if (fresh == DEAD) continue;
                 int32_t base = w.depth_at[top] - 1;
@@ -774,7 +792,7 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                     if (!(w.accepting[lex] & 1)) { i = w.end_at[i]; continue; }
                     int64_t slot = find_slot(memo, memo_slots, 4, lex, current);
                     if (slot < 0) { bad = 2; break; }
-                    if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ctl[5] = lex; ctl[6] = current; break; }
+                    if (memo[4 * slot] == MEMO_EMPTY) { status = -2; ask_lex = lex; ask_parse = current; break; }
                     int32_t scanned = memo[4 * slot + 2], restart = memo[4 * slot + 3];
                     if (restart == DEAD || mutation == 5) { i = w.end_at[i]; continue; }
                     if (restart < 0) { bad = 1; break; }
@@ -784,8 +802,9 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
                     if (nxt == DEAD) { i = w.end_at[i]; continue; }
                     if (mutation != 4) current = scanned;
                 }
-                if (nxt < 0 || n_nodes >= node_room) { bad = 1; break; }
-                /* room for one more pair first: reached is kept at most half full */
+                if (nxt < 0) { bad = 1; break; }
+                /* room for one more node and one more pair first (reached kept at most half full) */
+                if (n_nodes >= node_room) { status = -5; break; }
                 if (2 * (n_reached + 1) > reached_slots) { status = -4; break; }
                 lex_stack[d] = nxt;
                 parse_stack[d] = current;
@@ -804,120 +823,82 @@ static PyObject *walk_boundaries(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
         if (bad) {
-            PyErr_SetString(PyExc_ValueError, bad == 2 ? "walk_boundaries: memo or reached is full"
-                                                       : "walk_boundaries: a node, depth or state is out of range");
+            PyErr_SetString(PyExc_ValueError, bad == 2 ? "boundary_part: a table is full"
+                                                       : "boundary_part: a node, depth or state is out of range");
             goto done;
         }
-        ctl[0] = n_nodes; ctl[1] = n_reached; ctl[2] = i; ctl[3] = k; ctl[4] = started; ctl[12] = n_memo;
-        if (status == -2 && o_known != Py_None) {  /* the restart asked, answered here where it can be */
+        if (status == -2) {  /* a restart to answer, then kept in memo (at most half full) */
+            if (2 * (n_memo + 1) > memo_slots && grow_pairs(&memo, &memo_slots, 4) < 0) goto done;
             long after = -1, fresh = -1;
-            int answered = known_restart(o_known, (long)ctl[5], (long)ctl[6], mutation, &after, &fresh);
+            int answered = known ? known_restart(known, ask_lex, ask_parse, mutation, &after, &fresh) : 0;
             if (answered < 0) goto done;
-            if (answered) {
-                ctl[7] = after;
-                ctl[8] = fresh;
-                ctl[9] = 1;
-                goto again;
-            }
-        }
-        if (status == -2 && o_restart != Py_None) {  /* the restart asked, answered in place */
-            PyObject *answer = PyObject_CallFunction(o_restart, "ll", (long)ctl[5], (long)ctl[6]);
-            if (!answer) goto done;
-            long after = -1, fresh = -1;
-            int ok = PyTuple_Check(answer) && PyTuple_GET_SIZE(answer) == 2;
-            if (ok) {
-                after = PyLong_AsLong(PyTuple_GET_ITEM(answer, 0));
-                fresh = PyLong_AsLong(PyTuple_GET_ITEM(answer, 1));
-                ok = !PyErr_Occurred();
-            }
-            Py_DECREF(answer);
-            if (!ok) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_TypeError, "walk_boundaries: restart returns (parse number, lexer state)");
+            if (!answered && python_restart(recognizer, parses, numbers, ask_lex, ask_parse, &after, &fresh) < 0)
                 goto done;
-            }
-            ctl[7] = after;
-            ctl[8] = fresh;
-            ctl[9] = 1;
+            int64_t slot = find_slot(memo, memo_slots, 4, ask_lex, ask_parse);
+            int32_t *entry = memo + 4 * slot;
+            entry[0] = ask_lex;
+            entry[1] = ask_parse;
+            entry[2] = (int32_t)after;
+            entry[3] = (int32_t)fresh;
+            n_memo++;
             goto again;
         }
-        if (status >= 0 && o_make != Py_None) {  /* a missing cell, made in place */
-            Py_ssize_t at = (Py_ssize_t)ctl[2];
-            if (at < 0 || at >= w.n) {
-                PyErr_SetString(PyExc_ValueError, "walk_boundaries: the node stopped at is out of range");
+        if (status == -4) {
+            if (grow_pairs(&reached, &reached_slots, 2) < 0) goto done;
+            goto again;
+        }
+        if (status == -5) {
+            int32_t *more = (int32_t *)realloc(nodes, (size_t)(2 * node_room) * sizeof(int32_t));
+            if (!more) {
+                PyErr_NoMemory();
                 goto done;
             }
-            int fast = fast_cell(o_cell, &w, status, (int)w.byte_at[at]);
+            nodes = more;
+            node_room *= 2;
+            goto again;
+        }
+        if (status >= 0) {  /* a missing cell (or a state newer than the table), made where the walk stands */
+            if (i < 0 || i >= w.n) {
+                PyErr_SetString(PyExc_ValueError, "boundary_part: the node stopped at is out of range");
+                goto done;
+            }
+            int fast = fast_cell(o_cell, &w, status, (int)w.byte_at[i]);
             if (fast < 0) goto done;
             if (fast) goto again;
-            PyObject *now = PyObject_CallFunction(o_make, "li", status, (int)w.byte_at[at]);
+            PyObject *made = PyObject_CallMethod(lexer, "dense_cell", "li", status, (int)w.byte_at[i]);
+            if (!made) goto done;
+            Py_DECREF(made);
+            PyObject *now = PyObject_CallMethod(lexer, "dense", NULL);
             if (!now) goto done;
-            if (now != Py_None) {
-                if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
-                    Py_DECREF(now);
-                    PyErr_SetString(PyExc_TypeError, "walk_boundaries: make returns (table, accepting) or None");
-                    goto done;
-                }
-                PyObject *table = PyTuple_GET_ITEM(now, 0), *acc = PyTuple_GET_ITEM(now, 1);
-                int failed = retake_lexer(&w, &b_table, &b_acc, table, acc);
+            if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
                 Py_DECREF(now);
-                if (failed) goto done;
-                goto again;
+                PyErr_SetString(PyExc_TypeError, "boundary_part: lexer.dense() returns (table, accepting)");
+                goto done;
             }
+            int failed = retake_lexer(&w, &b_table, &b_acc, PyTuple_GET_ITEM(now, 0), PyTuple_GET_ITEM(now, 1));
             Py_DECREF(now);
+            if (failed) goto done;
+            goto again;
         }
-        if (status == -1 && mutation != 10) {
-            /* done: memo emptied for the caller's next walk (a slot is empty by its first entry;
-               mutation 10, tests only, leaves the restarts of this walk in it) */
-            for (int64_t slot = 0; slot < ctl[10]; slot++) memo[4 * slot] = MEMO_EMPTY;
-            ctl[12] = 0;
+        PyObject *o_nodes = PyBytes_FromStringAndSize((const char *)nodes, (Py_ssize_t)(n_nodes * 4));
+        PyObject *o_reached = PyBytes_FromStringAndSize((const char *)reached, (Py_ssize_t)(reached_slots * 8));
+        if (o_nodes && o_reached) result = Py_BuildValue("(NNL)", o_nodes, o_reached, (long long)n_reached);
+        else {
+            Py_XDECREF(o_nodes);
+            Py_XDECREF(o_reached);
         }
-        result = PyLong_FromLong(status);
     }
 done:
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) release(all[k]);
+    free(lex_stack);
+    free(parse_stack);
+    free(nodes);
+    free(memo);
+    free(reached);
+    Py_XDECREF(numbers);
+    Py_XDECREF(known);
     return result;
 }
-
-static PyObject *rehash_pairs(PyObject *self, PyObject *args) {
-    PyObject *o_old, *o_new;
-    int width;
-    if (!PyArg_ParseTuple(args, "OOi", &o_old, &o_new, &width)) return NULL;
-    if (width != 2 && width != 4) {
-        PyErr_SetString(PyExc_ValueError, "rehash_pairs: width 2 or 4");
-        return NULL;
-    }
-    held_buffer b_old, b_new;
-    b_old.held = b_new.held = 0;
-    PyObject *result = NULL;
-    if (take(o_old, &b_old, 4, 0, "old") || take(o_new, &b_new, 4, 1, "new")) goto done;
-    {
-        const int32_t *old = (const int32_t *)b_old.view.buf;
-        int32_t *new_table = (int32_t *)b_new.view.buf;
-        int64_t old_slots = b_old.view.len / (4 * width), new_slots = b_new.view.len / (4 * width);
-        if (new_slots < 1 || (new_slots & (new_slots - 1)) || new_slots < old_slots) {
-            PyErr_SetString(PyExc_ValueError, "rehash_pairs: the new table is not a larger power of two");
-            goto done;
-        }
-        for (int64_t s = 0; s < old_slots; s++) {
-            const int32_t *entry = old + s * width;
-            if (entry[0] == MEMO_EMPTY) continue;
-            int64_t slot = find_slot(new_table, new_slots, width, entry[0], entry[1]);
-            if (slot < 0) {
-                PyErr_SetString(PyExc_ValueError, "rehash_pairs: the new table is full");
-                goto done;
-            }
-            for (int w = 0; w < width; w++) new_table[slot * width + w] = entry[w];
-        }
-        Py_INCREF(Py_None);
-        result = Py_None;
-    }
-done:
-    release(&b_old);
-    release(&b_new);
-    return result;
-}
-
 
 /* plain_successor(table, state, where[, mutation, cell]) -> int
 
@@ -1209,12 +1190,10 @@ static PyMethodDef methods[] = {
      "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
      "[, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell])\n"
      "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
-    {"walk_boundaries", walk_boundaries, METH_VARARGS,
-     "walk_boundaries(byte, depth, end, table, accepting, tops, befores, lex_stack, parse_stack, nodes, reached, memo, "
-     "ctl[, mutation, restart, make, cell, known])\n"
-     "The boundary walk over flat arrays (masking/walk.py): -1 when done, -2 to ask for a restart, else a state whose transition is missing."},
-    {"rehash_pairs", rehash_pairs, METH_VARARGS,
-     "rehash_pairs(old, new, width)\nThe entries of a walk_boundaries table put into a larger one."},
+    {"boundary_part", boundary_part, METH_VARARGS,
+     "boundary_part(byte, depth, end, table, accepting, pairs, max_depth, recognizer, lexer, parses, known, cell"
+     "[, mutation, first_slots]) -> (nodes, reached, count)\n"
+     "The boundary walk in one call (masking/walk.py): the allowed nodes and the table of pairs reached, as bytes."},
     {"plain_successor", plain_successor, METH_VARARGS,
      "plain_successor(table, state, where[, mutation, cell])\n"
      "Where every plain JSON string character leads a lexer state, if one place (masking/slices.py)."},

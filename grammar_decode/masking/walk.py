@@ -94,22 +94,16 @@ def python_token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: in
 class _Scratch(threading.local):
     """Per thread: the kernel's ``seen`` marks, one byte per lexer state, all zero between walks
     (a walk clears the marks it set), so that a walk costs nothing per state it does not reach:
-    the shared DFA holds every grammar's states. And the walk's output room (boundaries, states
-    reached), sized for the largest trie walked: fresh arrays of that size (3 MB for a 128k
+    the shared DFA holds every grammar's states. And the lexeme walk's output room (boundaries,
+    states reached, tokens), sized for the largest trie walked: fresh arrays of that size (3 MB for a 128k
     vocabulary) cost ~10 µs each to map, and their pages faults as the walk first writes them;
     what a walk found is copied out."""
 
     seen = np.zeros(0, dtype=np.uint8)
     bounds = np.zeros(0, dtype=np.int32)
     reached = np.zeros(0, dtype=np.int32)
-    #: the boundary walk's allowed nodes (the boundaries' subtrees are disjoint: one room per trie node)
-    nodes = np.zeros(0, dtype=np.int32)
     #: the lexeme walk's allowed tokens, gathered before their bits are set (one room per token)
     tokens = np.zeros(0, dtype=np.int32)
-    #: the boundary walk's stacks, and its memo of restarts (None while a walk holds it)
-    lex_stack = np.zeros(0, dtype=np.int32)
-    parse_stack = np.zeros(0, dtype=np.int32)
-    memo: np.ndarray | None = None
 
 
 _SCRATCH = _Scratch()
@@ -259,31 +253,23 @@ def boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundarie
     return python_boundary_walk(recognizer, trie, boundaries, parse)
 
 
-#: The kernel's tables (``walk_boundaries``): an empty slot, and the slots they start with.
-_EMPTY = -3
+#: The slots the boundary kernel's tables start with (a power of two; they double when half full).
 _FIRST_SLOTS = 64
-#: The largest memo of restarts a thread keeps between boundary walks (slots): the first size, as
-#: the kernel empties every slot when a walk is done, and a memo grown by one large walk would
-#: cost each later walk that much more.
-_KEPT_MEMO_SLOTS = 64
-
-
-def _doubled(table: np.ndarray, width: int) -> np.ndarray:
-    grown = np.full(2 * len(table), _EMPTY, dtype=np.int32)
-    _walk.rehash_pairs(table, grown, width)
-    return grown
+#: An empty slot of those tables.
+_EMPTY = -3
 
 
 class ReachedPairs(Set):
     """The (lexer state, parse) pairs a compiled boundary walk reached, as a set: kept as the
-    kernel left them (its hash table of pairs of numbers, and the parses numbered) and made into
-    Python tuples only when first read. Masks never read them (the closing budget does), so a
-    boundary part costs no tuple per pair. Holds its parse states alive, as a set of them would."""
+    kernel left them (its hash table of pairs of numbers, as bytes, and the parses numbered) and
+    made into Python tuples only when first read. Masks never read them (the closing budget does),
+    so a boundary part costs no tuple per pair. Holds its parse states alive, as a set of them
+    would."""
 
     __slots__ = ("_table", "_parses", "_count", "_pairs")
 
-    def __init__(self, table: np.ndarray, parses: list[ParseState], count: int) -> None:
-        self._table = table  # (slots, 2) int32, _EMPTY where free
+    def __init__(self, table: bytes, parses: list[ParseState], count: int) -> None:
+        self._table = table  # int32 (lexer state, parse number) per slot, _EMPTY where free
         self._parses = parses
         self._count = count
         self._pairs: frozenset[tuple[int, ParseState]] | None = None
@@ -291,7 +277,7 @@ class ReachedPairs(Set):
     def _materialized(self) -> frozenset[tuple[int, ParseState]]:
         pairs = self._pairs
         if pairs is None:
-            table = self._table
+            table = np.frombuffer(self._table, dtype=np.int32).reshape(-1, 2)
             parses = self._parses
             found = table[table[:, 0] != _EMPTY].tolist()
             pairs = self._pairs = frozenset((lex, parses[number]) for lex, number in found)
@@ -303,7 +289,7 @@ class ReachedPairs(Set):
     @property
     def nbytes(self) -> int:
         """Bytes held: the kernel's table (the parses are the cache's to count)."""
-        return self._table.nbytes
+        return len(self._table)
 
     def __iter__(self) -> Iterator[tuple[int, ParseState]]:
         return iter(self._materialized())
@@ -317,80 +303,24 @@ class ReachedPairs(Set):
 
 def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries, parse: ParseState
                            ) -> tuple[np.ndarray, ReachedPairs]:
-    """``python_boundary_walk`` by the C kernel: parse states numbered in a list (0: ``parse``),
-    each restart asked of the recognizer once per walk, as the Python walk does, and each missing
-    cell made (``Lexer.dense_cell``), by calls from the kernel where it stands (it returns only
-    when a table of its needs more room). A restart whose lexer start state is made already is
-    answered by the kernel itself, C to C (``Recognizer.restart``'s scan and ``lexer_start``,
-    read where ``Recognizer.restart`` reads them); the others by ``Recognizer.restart``. The
-    nodes are a new array; the pairs reached a ``ReachedPairs``."""
+    """``python_boundary_walk`` by the C kernel, in one call (``_walk.boundary_part``): parse
+    states numbered in a list (0: ``parse``), each restart answered once per walk, by the kernel
+    itself, C to C, where its lexer start state is made already (``Recognizer.restart``'s scan
+    and ``lexer_start``, read where ``Recognizer.restart`` reads them; for a recognizer whose
+    ``restart`` is that method), else by ``recognizer.restart``; each missing cell made where the
+    kernel stands (``Lexer.cell_maker``, else ``Lexer.dense_cell``). The nodes are a read-only
+    array; the pairs reached a ``ReachedPairs``."""
     lexer = recognizer.lexer
-    byte_at, depth_at, end_at = trie.arrays()
     if isinstance(boundaries, np.ndarray) and boundaries.dtype == np.int32 and boundaries.flags.c_contiguous:
         pairs = boundaries  # the lexeme walk's (k, 2) array, read by the kernel as it is
     else:
         pairs = np.ascontiguousarray(np.asarray(boundaries, dtype=np.int32).reshape(-1, 2))
-    # the boundaries' subtrees are disjoint: a node each at most, so room for the whole trie does
-    if len(_SCRATCH.nodes) < len(byte_at):
-        _SCRATCH.nodes = np.empty(len(byte_at), dtype=np.int32)
-    nodes = _SCRATCH.nodes
-    # per thread and reused: the stacks (each entry the walk reads it has written first) and the
-    # memo of restarts, which the kernel empties when it is done; taken out while in use
-    if len(_SCRATCH.lex_stack) <= trie.max_depth:
-        _SCRATCH.lex_stack = np.full(trie.max_depth + 1, DEAD, dtype=np.int32)
-        _SCRATCH.parse_stack = np.full(trie.max_depth + 1, -1, dtype=np.int32)
-    lex_stack, parse_stack = _SCRATCH.lex_stack, _SCRATCH.parse_stack
-    memo = _SCRATCH.memo
-    _SCRATCH.memo = None
-    if memo is None:
-        memo = np.full(4 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
-    # open-addressing tables, grown by doubling when half full (few restarts and states recur)
-    reached = np.full(2 * _FIRST_SLOTS, _EMPTY, dtype=np.int32)
-    ctl = np.zeros(13, dtype=np.int64)
-    ctl[10] = len(memo) // 4
-    ctl[11] = _FIRST_SLOTS
     parses: list[ParseState] = [parse]
-    numbers: dict[ParseState, int] = {parse: 0}
-
-    def restart(lex: int, number: int) -> tuple[int, int]:
-        """A restart the kernel asks for, answered where it stands: the number of the parse after
-        the lexeme (-1: none) and the lexer state that begins the next one."""
-        after, fresh = recognizer.restart(lex, parses[number])
-        if after is None:
-            return -1, fresh
-        found = numbers.get(after)
-        if found is None:
-            found = numbers[after] = len(parses)
-            parses.append(after)
-        return found, fresh
-
-    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray]:
-        """A missing cell (or one of a state newer than the table), made where the kernel stands."""
-        lexer.dense_cell(state, byte)
-        return lexer.dense()
-
-    # the kernel answers Recognizer.restart itself only where that is the method a restart runs
-    known = (lexer.accepting, parses, numbers) \
-        if _RESTARTS_IN_C and type(recognizer).restart is Recognizer.restart else None
+    known = lexer.accepting if _RESTARTS_IN_C and type(recognizer).restart is Recognizer.restart else None
     table, accepts = lexer.dense()
-    while True:
-        status = _walk.walk_boundaries(byte_at, depth_at, end_at, table, accepts, pairs, None, lex_stack,
-                                       parse_stack, nodes, reached, memo, ctl, _MUTATION, restart, make,
-                                       _cell_maker(lexer), known)
-        if status == -1:
-            break
-        if status == -3:
-            memo = _doubled(memo, 4)
-            ctl[10] = len(memo) // 4
-        elif status == -4:
-            reached = _doubled(reached, 2)
-            ctl[11] = len(reached) // 2
-        else:  # a cell handed back: only where make refuses one, which it never does
-            raise RuntimeError(f"the boundary walk kernel stopped with status {status}")
-        table, accepts = lexer.dense()
-    if len(memo) <= 4 * _KEPT_MEMO_SLOTS:  # emptied by the kernel: kept for the next walk (an error above drops it)
-        _SCRATCH.memo = memo
-    return nodes[:int(ctl[0])].copy(), ReachedPairs(reached.reshape(-1, 2), parses, int(ctl[1]))
+    nodes, reached, count = _walk.boundary_part(*trie.arrays(), table, accepts, pairs, trie.max_depth, recognizer,
+                                                lexer, parses, known, _cell_maker(lexer), _MUTATION, _FIRST_SLOTS)
+    return np.frombuffer(nodes, dtype=np.int32), ReachedPairs(reached, parses, count)
 
 
 def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries,

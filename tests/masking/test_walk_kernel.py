@@ -352,19 +352,15 @@ def test_a_restart_answered_by_another_method_is_asked_of_python(gpt2: gd.Vocabu
         assert asked
 
 
-@pytest.mark.parametrize("mutation", [4, 5, 10, 11])
+@pytest.mark.parametrize("mutation", [4, 5, 11])
 def test_a_broken_boundary_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.MonkeyPatch,
                                             mutation: int) -> None:
     """4: after a boundary inside a token the parse from before the scan goes on; 5: the
-    subtrees of boundaries inside a token are dropped; 10: a finished walk leaves its restarts in
-    the memo the thread's next walk takes (their parse numbers are that walk's); 11: a restart
-    answered in C begins the next lexeme where the parse before the scan would."""
+    subtrees of boundaries inside a token are dropped; 11: a restart answered in C begins the
+    next lexeme where the parse before the scan would."""
     monkeypatch.setattr(walk, "_MUTATION", mutation)
-    try:
-        with pytest.raises(AssertionError):
-            _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode())
-    finally:
-        walk._SCRATCH.memo = None  # the restarts mutation 10 left would break the walks of later tests
+    with pytest.raises(AssertionError):
+        _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode())
 
 
 def test_the_boundary_pairs_are_read_as_the_lexeme_walk_left_them(gpt2: gd.Vocabulary) -> None:
@@ -380,75 +376,84 @@ def test_the_boundary_pairs_are_read_as_the_lexeme_walk_left_them(gpt2: gd.Vocab
     assert paired[0].tolist() == as_list[0].tolist() and set(paired[1]) == set(as_list[1]) and len(paired[0])
 
 
-def test_bad_boundary_buffers_are_refused() -> None:
+class _TinyRecognizer:
+    """What ``_walk.boundary_part`` calls on a recognizer: ``restart``, answered by ``answer``."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.asked: list[tuple[int, object]] = []
+
+    def restart(self, lex: int, parse: object) -> object:
+        self.asked.append((lex, parse))
+        return self.answer(lex, parse) if callable(self.answer) else self.answer
+
+
+class _TinyLexer:
+    """What ``_walk.boundary_part`` calls on a lexer: ``dense_cell`` (here: the table becomes
+    ``made``) and ``dense``."""
+
+    def __init__(self, table: np.ndarray, accepts: np.ndarray, made: np.ndarray) -> None:
+        self.table, self.accepts, self.made = table, accepts, made
+        self.cells: list[tuple[int, int]] = []
+
+    def dense_cell(self, state: int, byte: int) -> None:
+        self.cells.append((state, byte))
+        self.table = self.made
+
+    def dense(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.table, self.accepts
+
+
+def _tiny_boundary_part(recognizer: object, lexer: _TinyLexer, tops: list[int], known: object = None,
+                        parses: object = None, slots: int = 4) -> tuple[bytes, bytes, int]:
+    byte, depth, end, _table, _accepts = _tiny_trie_and_lexer()
+    pairs = np.array([[top, 0] for top in tops], dtype=np.int32).reshape(-1, 2)
+    return walk._walk.boundary_part(byte, depth, end, lexer.table, lexer.accepts, pairs, 1, recognizer, lexer,
+                                    ["parse"] if parses is None else parses, known, None, 0, slots)
+
+
+def test_bad_boundary_inputs_are_refused() -> None:
     byte, depth, end, table, accepts = _tiny_trie_and_lexer()
-
-    def run(tops: list[int], ctl_size: int = 13, slots: int = 4) -> int:
-        ctl = np.zeros(ctl_size, dtype=np.int64)
-        if ctl_size >= 13:
-            ctl[10] = ctl[11] = slots
-        return walk._walk.walk_boundaries(byte, depth, end, table, accepts, np.array(tops, dtype=np.int32),
-                                          np.zeros(len(tops), dtype=np.int32), np.zeros(2, np.int32),
-                                          np.zeros(2, np.int32), np.empty(3, np.int32),
-                                          np.full(2 * 4, -3, np.int32), np.full(4 * 4, -3, np.int32), ctl)
-
+    lexer = _TinyLexer(table, accepts, table)
+    ends_nowhere = _TinyRecognizer((None, DEAD))
     with pytest.raises(ValueError):
-        run([1], ctl_size=12)
+        _tiny_boundary_part(ends_nowhere, lexer, [1], slots=3)  # not a power of two
     with pytest.raises(ValueError):
-        run([1], slots=3)  # not a power of two
-    with pytest.raises(ValueError):
-        run([7])  # a node past the trie
-    assert run([1]) == -2  # the restart of the boundary's lexer state is asked for first
-    ctl = np.zeros(13, dtype=np.int64)
-    ctl[10] = ctl[11] = 4
-    for known in ((), ({}, [], []), ([], [], {}), "abc"):
-        with pytest.raises(TypeError):
-            walk._walk.walk_boundaries(byte, depth, end, table, accepts, np.array([1], dtype=np.int32),
-                                       np.zeros(1, dtype=np.int32), np.zeros(2, np.int32), np.zeros(2, np.int32),
-                                       np.empty(3, np.int32), np.full(2 * 4, -3, np.int32),
-                                       np.full(4 * 4, -3, np.int32), ctl, 0, None, None, None, known)
-    with pytest.raises(ValueError):  # a restart asked for a parse the list does not hold
-        walk._walk.walk_boundaries(byte, depth, end, table, accepts, np.array([1], dtype=np.int32),
-                                   np.zeros(1, dtype=np.int32), np.zeros(2, np.int32), np.zeros(2, np.int32),
-                                   np.empty(3, np.int32), np.full(2 * 4, -3, np.int32),
-                                   np.full(4 * 4, -3, np.int32), ctl, 0, None, None, None, ({0: frozenset({1})}, [], {}))
+        _tiny_boundary_part(ends_nowhere, lexer, [7])  # a node past the trie
+    with pytest.raises(TypeError):
+        _tiny_boundary_part(ends_nowhere, lexer, [1], parses=[])  # not the one parse to start from
+    with pytest.raises(TypeError):
+        _tiny_boundary_part(ends_nowhere, lexer, [1], known=[])  # known: the lexer's dict, or None
+    with pytest.raises(ValueError):  # pairs that are not pairs
+        walk._walk.boundary_part(byte, depth, end, table, accepts, np.array([1, 0, 2], dtype=np.int32), 1,
+                                 ends_nowhere, lexer, ["parse"], None, None)
+    with pytest.raises(TypeError):
+        walk._walk.boundary_part(byte, depth, end, table, accepts, np.zeros((1, 2), dtype=np.int64), 1,
+                                 ends_nowhere, lexer, ["parse"], None, None)
 
 
 def test_the_boundary_callback_protocol() -> None:
-    """With ``restart`` given, the restart the walk needs is asked where it stands and the walk
-    goes on (here the lexeme ends nowhere: parse -1, lexer DEAD, so the walk is done); a
-    ``restart`` that returns something else, or raises, is an error from the walk; with ``make``,
-    a missing cell is made where it stands, and None hands the state back as without it."""
+    """The restart the walk needs is asked of ``recognizer.restart`` where it stands and the walk
+    goes on (here the lexeme ends nowhere: no parse after, lexer DEAD, so the walk is done, each
+    restart asked once); a ``restart`` that returns something else, or raises, is an error from
+    the walk; a missing cell is made by ``lexer.dense_cell`` where it stands, and the walk goes on
+    over the table ``lexer.dense`` then hands back; a parse after a restart is numbered once."""
     byte, depth, end, table, accepts = _tiny_trie_and_lexer()
-    asked: list[tuple[int, int]] = []
-
-    def run(restart: object, make: object = None, cells: np.ndarray = table) -> int:
-        ctl = np.zeros(13, dtype=np.int64)
-        ctl[10] = ctl[11] = 4
-        return walk._walk.walk_boundaries(byte, depth, end, cells, accepts, np.array([1], dtype=np.int32),
-                                          np.zeros(1, dtype=np.int32), np.zeros(2, np.int32),
-                                          np.zeros(2, np.int32), np.empty(3, np.int32),
-                                          np.full(2 * 4, -3, np.int32), np.full(4 * 4, -3, np.int32), ctl, 0,
-                                          restart, make)
-
-    def restart(lex: int, parse: int) -> tuple[int, int]:
-        asked.append((lex, parse))
-        return -1, DEAD
-
-    assert run(restart) == -1 and asked == [(0, 0)]
+    lexer = _TinyLexer(table, accepts, table)
+    ends_nowhere = _TinyRecognizer((None, DEAD))
+    nodes, reached, count = _tiny_boundary_part(ends_nowhere, lexer, [1, 2])
+    assert nodes == b"" and count == 0 and ends_nowhere.asked == [(0, "parse")]
     with pytest.raises(TypeError):
-        run(lambda lex, parse: None)
+        _tiny_boundary_part(_TinyRecognizer(None), lexer, [1])
     with pytest.raises(ZeroDivisionError):
-        run(lambda lex, parse: 1 // 0)
-    # the boundary's lexer starts over in state 0, whose cells are all missing
+        _tiny_boundary_part(_TinyRecognizer(lambda lex, parse: 1 // 0), lexer, [1])
+    # the boundary's lexer starts over in state 0, whose cells are all missing: made where it stands
     unbuilt = np.zeros(256, dtype=np.int32)
-    made: list[tuple[int, int]] = []
-
-    def make(state: int, at: int) -> tuple[np.ndarray, np.ndarray]:
-        made.append((state, at))
-        return table, accepts
-
-    assert run(lambda lex, parse: (0, 0), make, unbuilt) == -1 and made == [(0, 0)]
-    assert run(lambda lex, parse: (0, 0), lambda state, at: None, unbuilt) == 0
-    with pytest.raises(ValueError):
-        walk._walk.rehash_pairs(np.full(8, -3, np.int32), np.full(4, -3, np.int32), 2)  # not larger
+    made = np.full(256, 0 + STORED, dtype=np.int32)  # every byte leads back to state 0
+    lexer = _TinyLexer(unbuilt, accepts, made)
+    parses: list[object] = ["parse"]
+    nodes, reached, count = _tiny_boundary_part(_TinyRecognizer(("after", 0)), lexer, [1, 2], parses=parses)
+    assert lexer.cells == [(0, 0)] and np.frombuffer(nodes, dtype=np.int32).tolist() == [1, 2]
+    assert parses == ["parse", "after"] and count == 1
+    pairs = np.frombuffer(reached, dtype=np.int32).reshape(-1, 2)
+    assert pairs[pairs[:, 0] != -3].tolist() == [[0, 1]]  # lexer state 0 with the parse numbered 1

@@ -1,7 +1,10 @@
-/* The lexeme walk of masking/walk.py over flat arrays, in C.
+/* The trie walks of masking/walk.py over flat arrays, in C.
 
-   walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached
-               [, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell, node_token])
+   lexeme_part(byte, depth, end, table, accepting, start, max_depth, lexer, cell, bits, node_token_start,
+               node_token_ids, node_token, pure, rest_first[, loop, mutation]) -> (nodes, bounds, reached)
+
+   The lexeme walk in one call: from lexer state `start`, the trie nodes whose bytes all stay
+   inside the lexeme, the boundaries where it must end, and the lexer states those nodes lead to.
 
    byte, depth, end:  the vocabulary trie (vocab/trie.py) as uint8, int32, int32 buffers of n nodes.
    table:             the lexer's transitions, int32, 256 per state, each plus STORED (2): the next
@@ -9,68 +12,48 @@
                       where the transition is not made yet (rows are made one byte
                       class at a time, engine/dfa.py).
    accepting:         uint8 per state (bit 0): a lexeme matches there.
-   start:             the lexer state the walk begins in.
-   resume:            the node to go on from (1 on the first call).
-   stack:             int32, max_depth + 1 entries: the lexer state per depth (the caller keeps it
-                      between calls; stack[0] = start).
-   nodes:             int32 out, n entries: the nodes whose bytes all stay inside the lexeme.
-   bounds:            int32 out, 2 n entries: (node, lexer state before its byte) where the lexeme
-                      must end.
-   counts:            int64[4] in/out: how many nodes and bounds are written so far; out: the node
-                      to resume at (counts[2]); how many states are written to reached (counts[3]).
-   seen:              uint8 in/out, at least one per lexer state: set to 1 for each state an
-                      allowed node leads to, and back to 0 for the states reached names once the
-                      walk is done (so one buffer serves many walks without an O(states) clear per
-                      walk; a walk that stops early leaves the clearing to the caller).
-   reached:           int32 out, n entries: each state seen turns to 1, once; sorted once the walk
-                      is done.
-   mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries, 3 leaves out
-                      the last token of each node from bits, 8 leaves the marks in seen set, 9
-                      leaves reached unsorted.
-   node_token_start, node_token_ids, bits: where given (as set_token_bits takes them, with
-                      node_token), the tokens of the allowed nodes are set in bits, and nodes holds
-                      not nodes but those tokens on the way (room for every token of the trie plus
-                      one): the walk writes each node's token there without a branch, and the bits
-                      are set from that list after the loop. Setting them inside the loop, a load
-                      and a store at a random place of the mask per node behind a branch of
-                      unpredictable length (0 or 1 tokens), cost 2.5x the walk itself on Llama-3's
-                      full trie (docs/compiled-core.md).
-
-   make:              where given (not None), called as make(state, byte) with the GIL held for
-                      each missing transition: it makes the transition, writes it into the table
-                      and returns (table, accepting, seen) as they are now (the same objects, or
-                      grown ones, which the walk takes instead), or None where it cannot make it
-                      (the walk then returns that state, as without make). A walk goes on where
-                      it stopped, without a return to Python and a new call per missing cell.
-
-   cell:              where given (not None), a tuple (make_cell, core): a missing transition is first
-                      asked of make_cell(core, state, byte) (Store.make_cell, ir/_cells.c: the lexer's
-                      maker in C, called with no Python frame between); make is called only where
-                      it leaves the cell to Python (answers None) or the table held is not the
-                      current one.
-
-   node_token:        int32 per node, required with bits: the token spelled at the node where it
-                      spells one, -1 where none, -2 where several (read from node_token_start/ids).
-
-   pure, rest_first:  where given (not None), the walk leaves out what a slice (masking/slices.py)
-                      has already decided: below each depth-1 node whose byte b has rest_first[b]
+   max_depth:         the trie's deepest node (the walk's stack holds max_depth + 1 states).
+   lexer:             asked for a missing transition `cell` leaves: lexer.dense_cell(state, byte),
+                      then lexer.dense() for (table, accepting) as they are now (a grown table is
+                      taken instead). The walk goes on where it stopped.
+   cell:              None, or a tuple (make_cell, core): a missing transition is first asked of
+                      make_cell(core, state, byte) (Store.make_cell, ir/_cells.c: the lexer's
+                      maker in C, called with no Python frame between).
+   bits, node_token_start, node_token_ids, node_token: bits None, or a writable uint8 mask (bit
+                      t % 8 of byte t / 8 for token t) where the tokens of the allowed nodes are
+                      set, with the trie's token arrays (vocab/trie.py: node_token_start, int64,
+                      one more than the nodes; node_token_ids, int64; node_token, int32 per node:
+                      the token spelled at the node, -1 where none, -2 where several). The walk
+                      then gathers each node's token without a branch and sets the bits after the
+                      loop. Setting them inside the loop, a load and a store at a random place of
+                      the mask per node behind a branch of unpredictable length (0 or 1 tokens),
+                      cost 2.5x the walk itself on Llama-3's full trie (docs/compiled-core.md).
+   pure, rest_first:  both None, or the walk leaves out what a slice (masking/slices.py) has
+                      already decided: below each depth-1 node whose byte b has rest_first[b]
                       (uint8, 256 entries) set, it skips the subtree of every node with pure[node]
                       (uint8 per node: only plain tokens below) without stepping the lexer there.
-                      mutation 6 (tests only) skips them below every depth-1 node.
-
    loop:              with pure (default -1: none), a lexer state from which every plain token is
                       allowed, however long (a split's target whose plain run reaches the
                       longest plain token: Masker.lexeme_part): a node whose ASCII byte leads
                       there and whose subtree holds only plain tokens is allowed with its whole
                       subtree, unwalked (each token there is the node's path, then whole plain
                       characters from loop on); the subtree's nodes are listed, or with bits its
-                      tokens set. mutation 7 (tests only) takes such a subtree whole without
-                      looking at pure.
+                      tokens set.
+   mutation:          tests only: 1 walks a rejected byte's subtree, 2 drops boundaries, 3 leaves out
+                      the last token of each node from bits, 6 skips pure subtrees below every
+                      depth-1 node, 7 takes a subtree whole from loop without looking at pure, 8
+                      leaves the thread's marks of the states reached set, 9 leaves the states
+                      reached unsorted.
 
-   Returns -1 when the walk is done, or the lexer state whose transition on the byte of node
-   counts[2] is missing: the caller makes it, writes it into the table (a grown table, and a grown
-   seen, may be passed on the next call) and calls again with resume = counts[2]. The walk
-   releases the GIL while it walks: it touches no Python object there.
+   Returns the allowed nodes (int32, in trie order, as bytes; None with bits), the boundaries
+   (int32 (node, lexer state before its byte), as bytes) and the states reached (int32, sorted,
+   each once, as bytes). The walk releases the GIL while it walks (it touches no Python object
+   there); its marks, stack and output room are the thread's (grown as needed, kept), and the
+   marks it set are cleared when it returns, done or not.
+
+   drop_scratch()
+
+   Frees the calling thread's scratch of lexeme_part (tests: after a broken walk).
 
    set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])
 
@@ -127,6 +110,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
 
 #define DEAD (-1)
 #define UNBUILT (-2)
@@ -285,43 +270,94 @@ static void sort_states(int32_t *states, int64_t n) {
     }
 }
 
-static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
-    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_stack, *o_nodes, *o_bounds, *o_counts, *o_seen,
-        *o_reached, *o_tstart = Py_None, *o_tids = Py_None, *o_bits = Py_None, *o_make = Py_None,
-        *o_pure = Py_None, *o_rest = Py_None, *o_cell = Py_None, *o_single = Py_None;
-    long start, resume, loop = -1;
+/* Per thread: the scratch of lexeme_part, grown as needed and kept (freed when the thread ends):
+   the marks of the states a walk reached (one byte per lexer state, all zero between walks: a
+   walk clears the marks it set), the tokens it gathered, the nodes, boundaries and states it
+   found, and its stack. Fresh arrays of the trie's size (3 MB for a 128k vocabulary) cost ~10 us
+   each to map, and their pages fault as the walk first writes them. */
+typedef struct { char *data; size_t cap; } grow_buf;
+typedef struct { grow_buf seen, tokens, nodes, bounds, reached, stack; } walk_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_made = 0;
+
+static void scratch_free(void *p) {
+    walk_scratch *s = (walk_scratch *)p;
+    if (!s) return;
+    free(s->seen.data);
+    free(s->tokens.data);
+    free(s->nodes.data);
+    free(s->bounds.data);
+    free(s->reached.data);
+    free(s->stack.data);
+    free(s);
+}
+
+static void scratch_make_key(void) { scratch_key_made = pthread_key_create(&scratch_key, scratch_free) == 0; }
+
+static walk_scratch *thread_scratch(void) {
+    pthread_once(&scratch_once, scratch_make_key);
+    if (!scratch_key_made) return NULL;
+    walk_scratch *s = (walk_scratch *)pthread_getspecific(scratch_key);
+    if (!s) {
+        s = (walk_scratch *)calloc(1, sizeof(walk_scratch));
+        if (s && pthread_setspecific(scratch_key, s) != 0) {
+            free(s);
+            s = NULL;
+        }
+    }
+    return s;
+}
+
+/* At least `bytes` of `b` (its new part zeroed where `zeroed`), or NULL where memory ran out. */
+static void *reserve(grow_buf *b, size_t bytes, int zeroed) {
+    if (bytes <= b->cap) return b->data;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < bytes) cap *= 2;
+    char *more = (char *)realloc(b->data, cap);
+    if (!more) return NULL;
+    if (zeroed) memset(more + b->cap, 0, cap - b->cap);
+    b->data = more;
+    b->cap = cap;
+    return more;
+}
+
+/* lexeme_part: see the top of this file. */
+static PyObject *lexeme_part(PyObject *self, PyObject *args) {
+    PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *lexer, *o_cell, *o_bits, *o_tstart, *o_tids, *o_single,
+        *o_pure, *o_rest;
+    long start, max_depth, loop = -1;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOO|iOOOOOOOOl", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start,
-                          &resume, &o_stack, &o_nodes, &o_bounds, &o_counts, &o_seen, &o_reached, &mutation, &o_tstart,
-                          &o_tids, &o_bits, &o_make, &o_pure, &o_rest, &o_cell, &o_single, &loop))
+    if (!PyArg_ParseTuple(args, "OOOOOllOOOOOOOO|li", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &start, &max_depth,
+                          &lexer, &o_cell, &o_bits, &o_tstart, &o_tids, &o_single, &o_pure, &o_rest, &loop, &mutation))
         return NULL;
     if (loop != -1 && (o_pure == Py_None || loop < 0)) {
-        PyErr_SetString(PyExc_ValueError, "walk_lexeme: loop is a lexer state, given with pure and rest_first");
+        PyErr_SetString(PyExc_ValueError, "lexeme_part: loop is a lexer state, given with pure and rest_first");
         return NULL;
     }
-    if (valid_cell(o_cell, "walk_lexeme")) return NULL;
+    if (valid_cell(o_cell, "lexeme_part")) return NULL;
     if ((o_pure == Py_None) != (o_rest == Py_None)) {
-        PyErr_SetString(PyExc_TypeError, "walk_lexeme: pure and rest_first go together");
+        PyErr_SetString(PyExc_TypeError, "lexeme_part: pure and rest_first go together");
         return NULL;
     }
-    if (o_make != Py_None && !PyCallable_Check(o_make)) {
-        PyErr_SetString(PyExc_TypeError, "walk_lexeme: make is a callable or None");
+    if (max_depth < 0 || max_depth > (1 << 20)) {
+        PyErr_SetString(PyExc_ValueError, "lexeme_part: max_depth out of range");
         return NULL;
     }
-    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_stack, b_nodes, b_bounds, b_counts, b_seen, b_reached,
-        b_tstart, b_tids, b_bits, b_pure, b_rest, b_single;
-    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_stack, &b_nodes, &b_bounds, &b_counts,
-                          &b_seen, &b_reached, &b_tstart, &b_tids, &b_bits, &b_pure, &b_rest, &b_single};
+    walk_scratch *scratch = thread_scratch();
+    if (!scratch) return PyErr_NoMemory();
+    held_buffer b_byte, b_depth, b_end, b_table, b_acc, b_tstart, b_tids, b_bits, b_pure, b_rest, b_single;
+    held_buffer *all[] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc, &b_tstart, &b_tids, &b_bits, &b_pure, &b_rest,
+                          &b_single};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) all[k]->held = 0;
     PyObject *result = NULL;
+    int32_t *reached = NULL;
+    uint8_t *seen = NULL;
+    int64_t n_reached = 0;
     walk_inputs w;
     PyObject *const inputs[5] = {o_byte, o_depth, o_end, o_table, o_acc};
     held_buffer *const input_buffers[5] = {&b_byte, &b_depth, &b_end, &b_table, &b_acc};
-    if (take_trie_and_lexer(inputs, input_buffers, &w) || take(o_stack, &b_stack, 4, 1, "stack") ||
-        take(o_nodes, &b_nodes, 4, 1, "nodes") || take(o_bounds, &b_bounds, 4, 1, "bounds") ||
-        take(o_counts, &b_counts, 8, 1, "counts") || take(o_seen, &b_seen, 1, 1, "seen") ||
-        take(o_reached, &b_reached, 4, 1, "reached"))
-        goto done;
+    if (take_trie_and_lexer(inputs, input_buffers, &w)) goto done;
     const int with_bits = o_bits != Py_None;
     if (with_bits && (take(o_tstart, &b_tstart, 8, 0, "node_token_start") || take(o_tids, &b_tids, 8, 0, "node_token_ids") ||
                       take(o_bits, &b_bits, 1, 1, "bits") || take(o_single, &b_single, 4, 0, "node_token")))
@@ -330,64 +366,52 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
     if (skipping && (take(o_pure, &b_pure, 1, 0, "pure") || take(o_rest, &b_rest, 1, 0, "rest_first")))
         goto done;
     if (skipping && (b_pure.view.len != w.n || b_rest.view.len != 256)) {
-        PyErr_SetString(PyExc_ValueError, "walk_lexeme: pure has one byte per trie node, rest_first 256");
+        PyErr_SetString(PyExc_ValueError, "lexeme_part: pure has one byte per trie node, rest_first 256");
+        goto done;
+    }
+    if (with_bits && (b_single.view.len != 4 * w.n || b_tstart.view.len != 8 * (w.n + 1))) {
+        PyErr_SetString(PyExc_ValueError, "lexeme_part: node_token is not one per node, or node_token_start one "
+                                          "longer than the trie");
+        goto done;
+    }
+    if (start < 0 || start >= w.states || start >= w.accepting_len) {
+        PyErr_SetString(PyExc_ValueError, "lexeme_part: the start state is outside its table");
         goto done;
     }
     {
-        int32_t *stack = (int32_t *)b_stack.view.buf;
-        int32_t *nodes = (int32_t *)b_nodes.view.buf;
-        int32_t *bounds = (int32_t *)b_bounds.view.buf;
-        int64_t *counts = (int64_t *)b_counts.view.buf;
-        uint8_t *seen = (uint8_t *)b_seen.view.buf;
-        int32_t *reached = (int32_t *)b_reached.view.buf;
-        Py_ssize_t seen_len = b_seen.view.len;
-        const Py_ssize_t stack_len = b_stack.view.len / 4;
-        if ((!with_bits && b_nodes.view.len < 4 * w.n) ||
-            (with_bits && (b_single.view.len != 4 * w.n || b_nodes.view.len < 4 * (b_tids.view.len / 8 + 1))) ||
-            b_bounds.view.len < 8 * w.n || b_counts.view.len < 32 || b_reached.view.len < 4 * w.n) {
-            PyErr_SetString(PyExc_ValueError, "walk_lexeme: buffers of mismatched sizes");
+        const Py_ssize_t stack_len = max_depth + 1;
+        const int64_t n_tids = with_bits ? (int64_t)(b_tids.view.len / 8) : 0;
+        int32_t *stack = (int32_t *)reserve(&scratch->stack, (size_t)stack_len * 4, 0);
+        int32_t *nodes = (int32_t *)reserve(with_bits ? &scratch->tokens : &scratch->nodes,
+                                            (size_t)(with_bits ? n_tids + 1 : w.n) * 4, 0);
+        int32_t *bounds = (int32_t *)reserve(&scratch->bounds, (size_t)w.n * 8, 0);
+        reached = (int32_t *)reserve(&scratch->reached, (size_t)w.n * 4, 0);
+        seen = (uint8_t *)reserve(&scratch->seen, (size_t)w.states, 1);
+        Py_ssize_t seen_len = (Py_ssize_t)scratch->seen.cap;
+        if (!stack || !nodes || !bounds || !reached || !seen) {
+            PyErr_NoMemory();
             goto done;
         }
-        if (start < 0 || start >= w.states || stack_len < 1 || resume < 1) {
-            PyErr_SetString(PyExc_ValueError, "walk_lexeme: start state or resume node out of range");
-            goto done;
-        }
+        for (Py_ssize_t k = 0; k < stack_len; k++) stack[k] = (int32_t)start;
         const int64_t *tstart = with_bits ? (const int64_t *)b_tstart.view.buf : NULL;
         const int64_t *tids = with_bits ? (const int64_t *)b_tids.view.buf : NULL;
         uint8_t *bits = with_bits ? (uint8_t *)b_bits.view.buf : NULL;
-        const int64_t n_tids = with_bits ? (int64_t)(b_tids.view.len / 8) : 0;
         const int64_t width = with_bits ? (int64_t)b_bits.view.len * 8 : 0;
-        if (with_bits && b_tstart.view.len != 8 * (w.n + 1)) {
-            PyErr_SetString(PyExc_ValueError, "walk_lexeme: node_token_start is not one longer than the trie");
-            goto done;
-        }
         const int32_t *single = with_bits ? (const int32_t *)b_single.view.buf : NULL;
         int32_t *tokens = nodes; /* with bits: the allowed tokens, set in bits after the loop */
         const int keep_single = mutation != 3;
-        int64_t n_tokens = 0;
-        Py_ssize_t i = resume;
-        int64_t n_nodes = counts[0], n_bounds = counts[1], n_reached = counts[3];
+        int64_t n_tokens = 0, n_nodes = 0, n_bounds = 0;
+        Py_ssize_t i = 1;
         long missing = -1;
         int bad = 0;
         const uint8_t *pure = skipping ? (const uint8_t *)b_pure.view.buf : NULL;
         const uint8_t *rest_first = skipping ? (const uint8_t *)b_rest.view.buf : NULL;
         int rest = 0; /* inside the subtree of a depth-1 node whose byte has rest_first set */
-        if (skipping && i < w.n) {  /* resumed: from the depth-1 node above node i */
-            Py_ssize_t top = i;
-            while (top > 1 && w.depth_at[top] > 1) top--;
-            rest = w.depth_at[top] == 1 && (rest_first[w.byte_at[top]] || mutation == 6);
-        }
     walk:
         missing = -1;
-        /* every state the loop reads is checked once, where it enters the stack: those there now
-           (the caller's, or this walk's before a cell was made) and each transition read */
+        /* every state the loop reads is checked where it enters the stack (each transition read) */
         Py_ssize_t limit = w.states < w.accepting_len ? w.states : w.accepting_len;
         if (seen_len < limit) limit = seen_len;
-        for (Py_ssize_t k = 0; k < stack_len; k++)
-            if (stack[k] < 0 || stack[k] >= limit) {
-                PyErr_SetString(PyExc_ValueError, "walk_lexeme: a lexer state on the stack is outside its table");
-                goto done;
-            }
         Py_BEGIN_ALLOW_THREADS
         while (i < w.n) {
             int32_t d = w.depth_at[i];
@@ -449,8 +473,7 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
             }
             i++;
         }
-        /* the tokens gathered so far into the mask (before any return to Python: a resumed walk
-           starts a new list) */
+        /* the tokens gathered so far into the mask (before any callback: the list starts anew) */
         for (int64_t k = 0; k < n_tokens && !bad; k++) {
             int64_t token = tokens[k];
             if (token < 0 || token >= width) { bad = 1; break; }
@@ -459,58 +482,64 @@ static PyObject *walk_lexeme(PyObject *self, PyObject *args) {
         n_tokens = 0;
         Py_END_ALLOW_THREADS
         if (bad) {
-            PyErr_SetString(PyExc_ValueError, "walk_lexeme: a trie depth, lexer state or token is outside its table");
+            PyErr_SetString(PyExc_ValueError, "lexeme_part: a trie depth, lexer state or token is outside its table");
             goto done;
         }
-        if (missing >= 0 && o_make != Py_None) {
-            /* the counts so far, in case make fails or hands the state back */
-            counts[0] = n_nodes;
-            counts[1] = n_bounds;
-            counts[2] = (int64_t)i;
-            counts[3] = n_reached;
+        if (missing >= 0) {  /* a missing cell, made where the walk stands */
             int fast = fast_cell(o_cell, &w, missing, (int)w.byte_at[i]);
             if (fast < 0) goto done;
-            if (fast) goto walk;
-            PyObject *now = PyObject_CallFunction(o_make, "li", missing, (int)w.byte_at[i]);
-            if (!now) goto done;
-            if (now != Py_None) {
-                if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 3) {
+            if (!fast) {
+                PyObject *made = PyObject_CallMethod(lexer, "dense_cell", "li", missing, (int)w.byte_at[i]);
+                if (!made) goto done;
+                Py_DECREF(made);
+                PyObject *now = PyObject_CallMethod(lexer, "dense", NULL);
+                if (!now) goto done;
+                if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
                     Py_DECREF(now);
-                    PyErr_SetString(PyExc_TypeError, "walk_lexeme: make returns (table, accepting, seen) or None");
+                    PyErr_SetString(PyExc_TypeError, "lexeme_part: lexer.dense() returns (table, accepting)");
                     goto done;
                 }
-                PyObject *table = PyTuple_GET_ITEM(now, 0), *acc = PyTuple_GET_ITEM(now, 1),
-                         *grown = PyTuple_GET_ITEM(now, 2);
-                int failed = retake_lexer(&w, &b_table, &b_acc, table, acc);
-                if (!failed && grown != b_seen.view.obj) {
-                    release(&b_seen);
-                    failed = take(grown, &b_seen, 1, 1, "seen");
-                    if (!failed) {
-                        seen = (uint8_t *)b_seen.view.buf;
-                        seen_len = b_seen.view.len;
-                    }
-                }
+                int failed = retake_lexer(&w, &b_table, &b_acc, PyTuple_GET_ITEM(now, 0), PyTuple_GET_ITEM(now, 1));
                 Py_DECREF(now);
                 if (failed) goto done;
-                goto walk;
+                /* a grown table: the marks grow with it (new states unmarked) */
+                seen = (uint8_t *)reserve(&scratch->seen, (size_t)w.states, 1);
+                if (!seen) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                seen_len = (Py_ssize_t)scratch->seen.cap;
             }
-            Py_DECREF(now);
+            goto walk;
         }
-        counts[0] = n_nodes;
-        counts[1] = n_bounds;
-        counts[2] = (int64_t)i;
-        counts[3] = n_reached;
-        if (missing < 0) {
-            /* done: the marks cleared for the next walk, the states reached in order (mutation 8,
-               tests only: the marks left set; 9: the states left in the order first reached) */
-            for (int64_t k = 0; k < n_reached && mutation != 8; k++) seen[reached[k]] = 0;
-            if (mutation != 9) sort_states(reached, n_reached);
+        if (mutation != 9) sort_states(reached, n_reached);  /* 9 (tests only): left in the order first reached */
+        PyObject *o_nodes = with_bits ? (Py_INCREF(Py_None), Py_None)
+                                      : PyBytes_FromStringAndSize((const char *)nodes, (Py_ssize_t)(n_nodes * 4));
+        PyObject *o_bounds = PyBytes_FromStringAndSize((const char *)bounds, (Py_ssize_t)(n_bounds * 8));
+        PyObject *o_reached = PyBytes_FromStringAndSize((const char *)reached, (Py_ssize_t)(n_reached * 4));
+        if (o_nodes && o_bounds && o_reached) result = Py_BuildValue("(NNN)", o_nodes, o_bounds, o_reached);
+        else {
+            Py_XDECREF(o_nodes);
+            Py_XDECREF(o_bounds);
+            Py_XDECREF(o_reached);
         }
-        result = PyLong_FromLong(missing);
     }
 done:
+    /* the marks cleared for the thread's next walk, done or not (mutation 8, tests only: left set) */
+    if (seen && reached && mutation != 8)
+        for (int64_t k = 0; k < n_reached; k++) seen[reached[k]] = 0;
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) release(all[k]);
     return result;
+}
+
+/* Frees this thread's scratch of lexeme_part (tests: after a broken walk left marks set). */
+static PyObject *drop_scratch(PyObject *self, PyObject *unused) {
+    walk_scratch *s = thread_scratch();
+    if (s) {
+        pthread_setspecific(scratch_key, NULL);
+        scratch_free(s);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *set_token_bits(PyObject *self, PyObject *args) {
@@ -1186,10 +1215,11 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"walk_lexeme", walk_lexeme, METH_VARARGS,
-     "walk_lexeme(byte, depth, end, table, accepting, start, resume, stack, nodes, bounds, counts, seen, reached"
-     "[, mutation, node_token_start, node_token_ids, bits, make, pure, rest_first, cell])\n"
-     "The lexeme walk over flat arrays (masking/walk.py); -1 when done, else a state whose transition is missing."},
+    {"lexeme_part", lexeme_part, METH_VARARGS,
+     "lexeme_part(byte, depth, end, table, accepting, start, max_depth, lexer, cell, bits, node_token_start, "
+     "node_token_ids, node_token, pure, rest_first[, loop, mutation]) -> (nodes, bounds, reached)\n"
+     "The lexeme walk in one call (masking/walk.py): its nodes (None with bits), boundaries and states reached, as bytes."},
+    {"drop_scratch", drop_scratch, METH_NOARGS, "Frees this thread's scratch of lexeme_part (tests)."},
     {"boundary_part", boundary_part, METH_VARARGS,
      "boundary_part(byte, depth, end, table, accepting, pairs, max_depth, recognizer, lexer, parses, known, cell"
      "[, mutation, first_slots]) -> (nodes, reached, count)\n"

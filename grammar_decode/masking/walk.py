@@ -28,7 +28,6 @@ warning says so and the Python walks run.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Set
 
 import numpy as np
@@ -91,22 +90,6 @@ def python_token_bits(trie: TokenTrie, nodes: "list[int] | np.ndarray", size: in
     return pack_mask(mask).view(np.uint8).copy()
 
 
-class _Scratch(threading.local):
-    """Per thread: the kernel's ``seen`` marks, one byte per lexer state, all zero between walks
-    (a walk clears the marks it set), so that a walk costs nothing per state it does not reach:
-    the shared DFA holds every grammar's states. And the lexeme walk's output room (boundaries,
-    states reached, tokens), sized for the largest trie walked: fresh arrays of that size (3 MB for a 128k
-    vocabulary) cost ~10 µs each to map, and their pages faults as the walk first writes them;
-    what a walk found is copied out."""
-
-    seen = np.zeros(0, dtype=np.uint8)
-    bounds = np.zeros(0, dtype=np.int32)
-    reached = np.zeros(0, dtype=np.int32)
-    #: the lexeme walk's allowed tokens, gathered before their bits are set (one room per token)
-    tokens = np.zeros(0, dtype=np.int32)
-
-
-_SCRATCH = _Scratch()
 
 
 #: Subtrees a walk may leave out or take whole (``python_lexeme_walk``): per trie node, 1 where only
@@ -140,59 +123,26 @@ def _cell_maker(lexer: Lexer) -> object:
 
 def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarray | None = None,
                          skip: Skip | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``python_lexeme_walk`` by the C kernel, the states reached as a sorted int32 array. Each
-    missing cell is made where the kernel stands (``Lexer.dense_cell``; guarded states' cells one
-    byte at a time). With
-    ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there instead
-    of the nodes listed (the nodes returned are then empty). ``skip`` as ``python_lexeme_walk``."""
-    byte_at, depth_at, end_at = trie.arrays()
-    n = len(byte_at)
-    if len(_SCRATCH.reached) < n:
-        _SCRATCH.bounds = np.empty(2 * n, dtype=np.int32)
-        _SCRATCH.reached = np.empty(n, dtype=np.int32)
+    """``python_lexeme_walk`` by the C kernel, in one call (``_walk.lexeme_part``), the states
+    reached as a sorted int32 array. Each missing cell is made where the kernel stands
+    (``Lexer.cell_maker``, else ``Lexer.dense_cell``; guarded states' cells one byte at a time).
+    With ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there
+    instead of the nodes listed (the nodes returned are then empty). ``skip`` as
+    ``python_lexeme_walk``. The arrays returned are read-only."""
+    table, accepts = lexer.dense()
     if bits is None:
-        nodes = np.empty(n, dtype=np.int32)
-        extra: tuple[object, ...] = (None, None, None)
-    else:  # the kernel gathers the allowed tokens in ``nodes`` (scratch) and sets them in ``bits``
-        room = len(trie.node_token_ids) + 1
-        if len(_SCRATCH.tokens) < room:
-            _SCRATCH.tokens = np.empty(room, dtype=np.int32)
-        nodes = _SCRATCH.tokens
-        extra = (trie.node_token_start, trie.node_token_ids, bits)
-    bounds, reached = _SCRATCH.bounds, _SCRATCH.reached
-    counts = np.zeros(4, dtype=np.int64)
-    stack = np.full(trie.max_depth + 1, lex, dtype=np.int32)
+        tokens: tuple[object, ...] = (None, None, None, None)
+    else:
+        tokens = (bits, trie.node_token_start, trie.node_token_ids, trie.node_token)
+    pure, rest_first, loop = skip if skip is not None else (None, None, -1)
+    nodes, bounds, reached = _walk.lexeme_part(*trie.arrays(), table, accepts, lex, trie.max_depth, lexer,
+                                               _cell_maker(lexer), *tokens, pure, rest_first, loop, _MUTATION)
+    return (_NO_NODES if nodes is None else np.frombuffer(nodes, dtype=np.int32),
+            np.frombuffer(bounds, dtype=np.int32).reshape(-1, 2), np.frombuffer(reached, dtype=np.int32))
 
-    def current() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The table, accepting bytes and ``seen`` as they are now (``seen`` grown with the
-        table, the marks of this walk so far kept)."""
-        table, accepts = lexer.dense()
-        seen = _SCRATCH.seen
-        if len(seen) < len(accepts):
-            grown = np.zeros(len(accepts), dtype=np.uint8)
-            grown[:len(seen)] = seen
-            seen = _SCRATCH.seen = grown
-        return table, accepts, seen
 
-    def make(state: int, byte: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A missing cell met by the kernel, made where the kernel stands (no return to Python)."""
-        lexer.dense_cell(state, byte)
-        return current()
-
-    missing = 0
-    try:
-        table, accepts, seen = current()
-        missing = _walk.walk_lexeme(byte_at, depth_at, end_at, table, accepts, lex, 1, stack, nodes, bounds,
-                                    counts, seen, reached, _MUTATION, *extra, make,
-                                    *(skip[:2] if skip is not None else (None, None)), _cell_maker(lexer),
-                                    None if bits is None else trie.node_token, -1 if skip is None else skip[2])
-    finally:
-        if missing != -1:  # stopped early: the kernel left its marks set (done, it clears them and sorts)
-            _SCRATCH.seen[reached[:int(counts[3])]] = 0
-    if missing >= 0:  # the kernel hands a cell back only where make refuses one, which it never does
-        raise RuntimeError(f"the walk kernel handed back lexer state {missing}")
-    found = int(counts[1])
-    return nodes[:int(counts[0])], bounds[:2 * found].reshape(found, 2).copy(), reached[:int(counts[3])].copy()
+_NO_NODES = np.zeros(0, dtype=np.int32)
+_NO_NODES.flags.writeable = False
 
 
 def python_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, skip: Skip | None = None

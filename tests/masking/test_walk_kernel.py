@@ -157,7 +157,7 @@ def test_a_broken_kernel_is_caught(gpt2: gd.Vocabulary, monkeypatch: pytest.Monk
         with pytest.raises(AssertionError):
             _compare(grammar, gpt2, json.dumps(DOCUMENTS[0][1]).encode())
     finally:
-        walk._SCRATCH.seen[:] = 0  # the marks mutation 8 left set would break the walks of later tests
+        walk._walk.drop_scratch()  # the marks mutation 8 left set would break the walks of later tests
 
 
 def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes, fused: bool) -> int:
@@ -206,46 +206,59 @@ def _tiny_trie_and_lexer() -> tuple[np.ndarray, ...]:
             np.full(256, DEAD + STORED, dtype=np.int32), np.zeros(1, dtype=np.uint8))
 
 
-def test_the_make_callback_protocol() -> None:
-    """A missing cell is made by ``make`` where the walk stands: the walk goes on over the table it
-    hands back (a new one here), and returns the state where ``make`` hands it back (None); a
-    ``make`` that returns something else, or raises, is an error from the walk."""
-    byte, depth, end, _table, accepts = _tiny_trie_and_lexer()
+def _tiny_lexeme_part(lexer: "_TinyLexer", start: int = 0, **changes: object) -> tuple[object, bytes, bytes]:
+    byte, depth, end, _table, _accepts = _tiny_trie_and_lexer()
+    args: dict[str, object] = dict(byte=byte, depth=depth, end=end, table=lexer.table, accepts=lexer.accepts,
+                                   start=start, max_depth=1, lexer=lexer, cell=None, bits=None, token_start=None,
+                                   token_ids=None, node_token=None, pure=None, rest_first=None, loop=-1)
+    args.update(changes)
+    return walk._walk.lexeme_part(*args.values())
+
+
+def test_missing_cells_are_asked_of_the_lexer() -> None:
+    """A missing cell is made by ``lexer.dense_cell`` where the walk stands, and the walk goes on
+    over the table ``lexer.dense`` then hands back (a new one here): the second node reads it, so
+    the cell is asked once. A lexer whose ``dense`` returns something else, or whose
+    ``dense_cell`` raises, is an error from the walk."""
+    _byte, _depth, _end, _table, accepts = _tiny_trie_and_lexer()
     unbuilt = np.zeros(256, dtype=np.int32)  # every transition missing (UNBUILT is stored as 0)
     made = np.full(256, DEAD + STORED, dtype=np.int32)
-    asked: list[tuple[int, int]] = []
+    lexer = _TinyLexer(unbuilt, accepts, made)
+    assert _tiny_lexeme_part(lexer) == (b"", b"", b"") and lexer.cells == [(0, 0)]
 
-    def run(make: object) -> int:
-        counts = np.zeros(4, dtype=np.int64)
-        return walk._walk.walk_lexeme(byte, depth, end, unbuilt, accepts, 0, 1, np.zeros(2, dtype=np.int32),
-                                      np.empty(3, np.int32), np.empty(6, np.int32), counts, np.zeros(1, np.uint8),
-                                      np.empty(3, np.int32), 0, None, None, None, make)
+    class NoPair(_TinyLexer):
+        def dense(self) -> tuple[np.ndarray, np.ndarray]:
+            return self.table  # type: ignore[return-value]
 
-    def make(state: int, at: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        asked.append((state, at))
-        return made, accepts, np.zeros(1, dtype=np.uint8)
+    class Failing(_TinyLexer):
+        def dense_cell(self, state: int, byte: int) -> None:
+            raise ZeroDivisionError(state)
 
-    assert run(make) == -1 and asked == [(0, 0)]  # made once: the second node reads the new table
-    assert run(lambda state, at: None) == 0
     with pytest.raises(TypeError):
-        run(lambda state, at: (made, accepts))
+        _tiny_lexeme_part(NoPair(unbuilt, accepts, made))
     with pytest.raises(ZeroDivisionError):
-        run(lambda state, at: 1 // 0)
+        _tiny_lexeme_part(Failing(unbuilt, accepts, made))
 
 
 def test_bad_buffers_are_refused() -> None:
     byte, depth, end, table, accepts = _tiny_trie_and_lexer()
-    stack = np.zeros(2, dtype=np.int32)
-    counts = np.zeros(4, dtype=np.int64)
-    seen = np.zeros(1, dtype=np.uint8)
+    lexer = _TinyLexer(table, accepts, table)
     with pytest.raises(ValueError):
-        walk._walk.walk_lexeme(byte, depth, end, table, accepts, 5, 1, stack, np.empty(3, np.int32),
-                               np.empty(6, np.int32), counts, seen, np.empty(3, np.int32))  # a start state past the table
+        _tiny_lexeme_part(lexer, start=5)  # a start state past the table
     with pytest.raises(TypeError):
-        walk._walk.walk_lexeme(byte, depth.astype(np.int64), end, table, accepts, 0, 1, stack,
-                               np.empty(3, np.int32), np.empty(6, np.int32), counts, seen, np.empty(3, np.int32))
-    assert walk._walk.walk_lexeme(byte, depth, end, table, accepts, 0, 1, stack, np.empty(3, np.int32),
-                                  np.empty(6, np.int32), counts, seen, np.empty(3, np.int32)) == -1
+        _tiny_lexeme_part(lexer, depth=depth.astype(np.int64))
+    with pytest.raises(ValueError):
+        _tiny_lexeme_part(lexer, max_depth=-1)
+    with pytest.raises(ValueError):
+        _tiny_lexeme_part(lexer, loop=0)  # a loop state without pure and rest_first
+    with pytest.raises(TypeError):
+        _tiny_lexeme_part(lexer, pure=np.ones(3, dtype=np.uint8))  # pure without rest_first
+    with pytest.raises(ValueError):
+        _tiny_lexeme_part(lexer, pure=np.ones(2, dtype=np.uint8), rest_first=np.zeros(256, dtype=np.uint8))
+    with pytest.raises(ValueError):  # bits without the token arrays of the trie's size
+        _tiny_lexeme_part(lexer, bits=np.zeros(1, np.uint8), token_start=np.zeros(3, np.int64),
+                          token_ids=np.zeros(0, np.int64), node_token=np.full(3, -1, np.int32))
+    assert _tiny_lexeme_part(lexer) == (b"", b"", b"")
     start = np.array([0, 1, 2, 3], dtype=np.int64)
     ids = np.array([0, 9, 1], dtype=np.int64)
     with pytest.raises(ValueError):  # a token past the bits

@@ -30,11 +30,9 @@ def test_the_kernel_sets_every_token_of_a_shared_node() -> None:
     table[ord("a")] = table[ord("b")] = 0 + 2
     accepts = np.zeros(1, dtype=np.uint8)
     bits = np.zeros(1, dtype=np.uint8)
-    counts = np.zeros(4, dtype=np.int64)
-    scratch = np.empty(len(trie.node_token_ids) + 1, dtype=np.int32)
-    assert walk._walk.walk_lexeme(byte, depth, end, table, accepts, 0, 1, np.zeros(trie.max_depth + 1, np.int32),
-                                  scratch, np.empty(2 * len(byte), np.int32), counts, np.zeros(1, np.uint8),
-                                  np.empty(len(byte), np.int32), 0, trie.node_token_start, trie.node_token_ids,
-                                  bits, None, None, None, None, trie.node_token) == -1
+    nodes, _bounds, _reached = walk._walk.lexeme_part(byte, depth, end, table, accepts, 0, trie.max_depth, None,
+                                                      None, bits, trie.node_token_start, trie.node_token_ids,
+                                                      trie.node_token, None, None)
+    assert nodes is None  # the tokens went into bits
     allowed = [t for t in range(len(TOKENS)) if bits[t >> 3] >> (t & 7) & 1]
     assert allowed == [0, 1, 2, 3, 7]  # a, ab (three times), b; not abc (c is dead), not c

@@ -214,6 +214,28 @@ static int fast_cell(PyObject *cell, const walk_inputs *w, long state, int byte)
     return fast_cell_in(cell, w->table, w->states, state, byte);
 }
 
+/* The missing cell (state, byte) made where a walk stands: by `cell` where it can (fast_cell),
+   else by lexer.dense_cell(state, byte), the lexer's table then taken again from lexer.dense()
+   (a grown table replaces the one held). 0, or -1 with a Python error set. */
+static int make_missing(PyObject *cell, PyObject *lexer, walk_inputs *w, held_buffer *b_table, held_buffer *b_acc,
+                        long state, int byte, const char *name) {
+    int fast = fast_cell(cell, w, state, byte);
+    if (fast) return fast < 0 ? -1 : 0;
+    PyObject *made = PyObject_CallMethod(lexer, "dense_cell", "li", state, byte);
+    if (!made) return -1;
+    Py_DECREF(made);
+    PyObject *now = PyObject_CallMethod(lexer, "dense", NULL);
+    if (!now) return -1;
+    if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
+        Py_DECREF(now);
+        PyErr_Format(PyExc_TypeError, "%s: lexer.dense() returns (table, accepting)", name);
+        return -1;
+    }
+    int failed = retake_lexer(w, b_table, b_acc, PyTuple_GET_ITEM(now, 0), PyTuple_GET_ITEM(now, 1));
+    Py_DECREF(now);
+    return failed ? -1 : 0;
+}
+
 static int valid_cell(PyObject *cell, const char *name) {
     if (cell == Py_None || (PyTuple_Check(cell) && PyTuple_GET_SIZE(cell) == 2 &&
                             PyCallable_Check(PyTuple_GET_ITEM(cell, 0))))
@@ -486,30 +508,15 @@ static PyObject *lexeme_part(PyObject *self, PyObject *args) {
             goto done;
         }
         if (missing >= 0) {  /* a missing cell, made where the walk stands */
-            int fast = fast_cell(o_cell, &w, missing, (int)w.byte_at[i]);
-            if (fast < 0) goto done;
-            if (!fast) {
-                PyObject *made = PyObject_CallMethod(lexer, "dense_cell", "li", missing, (int)w.byte_at[i]);
-                if (!made) goto done;
-                Py_DECREF(made);
-                PyObject *now = PyObject_CallMethod(lexer, "dense", NULL);
-                if (!now) goto done;
-                if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
-                    Py_DECREF(now);
-                    PyErr_SetString(PyExc_TypeError, "lexeme_part: lexer.dense() returns (table, accepting)");
-                    goto done;
-                }
-                int failed = retake_lexer(&w, &b_table, &b_acc, PyTuple_GET_ITEM(now, 0), PyTuple_GET_ITEM(now, 1));
-                Py_DECREF(now);
-                if (failed) goto done;
-                /* a grown table: the marks grow with it (new states unmarked) */
-                seen = (uint8_t *)reserve(&scratch->seen, (size_t)w.states, 1);
-                if (!seen) {
-                    PyErr_NoMemory();
-                    goto done;
-                }
-                seen_len = (Py_ssize_t)scratch->seen.cap;
+            if (make_missing(o_cell, lexer, &w, &b_table, &b_acc, missing, (int)w.byte_at[i], "lexeme_part") < 0)
+                goto done;
+            /* a grown table: the marks grow with it (new states unmarked) */
+            seen = (uint8_t *)reserve(&scratch->seen, (size_t)w.states, 1);
+            if (!seen) {
+                PyErr_NoMemory();
+                goto done;
             }
+            seen_len = (Py_ssize_t)scratch->seen.cap;
             goto walk;
         }
         if (mutation != 9) sort_states(reached, n_reached);  /* 9 (tests only): left in the order first reached */
@@ -891,22 +898,8 @@ static PyObject *boundary_part(PyObject *self, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, "boundary_part: the node stopped at is out of range");
                 goto done;
             }
-            int fast = fast_cell(o_cell, &w, status, (int)w.byte_at[i]);
-            if (fast < 0) goto done;
-            if (fast) goto again;
-            PyObject *made = PyObject_CallMethod(lexer, "dense_cell", "li", status, (int)w.byte_at[i]);
-            if (!made) goto done;
-            Py_DECREF(made);
-            PyObject *now = PyObject_CallMethod(lexer, "dense", NULL);
-            if (!now) goto done;
-            if (!PyTuple_Check(now) || PyTuple_GET_SIZE(now) != 2) {
-                Py_DECREF(now);
-                PyErr_SetString(PyExc_TypeError, "boundary_part: lexer.dense() returns (table, accepting)");
+            if (make_missing(o_cell, lexer, &w, &b_table, &b_acc, status, (int)w.byte_at[i], "boundary_part") < 0)
                 goto done;
-            }
-            int failed = retake_lexer(&w, &b_table, &b_acc, PyTuple_GET_ITEM(now, 0), PyTuple_GET_ITEM(now, 1));
-            Py_DECREF(now);
-            if (failed) goto done;
             goto again;
         }
         PyObject *o_nodes = PyBytes_FromStringAndSize((const char *)nodes, (Py_ssize_t)(n_nodes * 4));

@@ -62,6 +62,7 @@ class Matcher:
         self._recognizer = grammar.recognizer
         self._states: list[State] = [self._recognizer.initial]
         self._eos = frozenset(vocab.eos_token_ids)
+        self._words = bitmask_words(len(vocab))
         self.terminated = False
         #: with unique array items: the exact stepping, and the position after each token
         self._unique = grammar.unique
@@ -144,17 +145,19 @@ class Matcher:
             raise TypeError("out must be a 2-D int32 array of shape (batch, ceil(width / 32))")
         if isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < out.shape[0]:
             raise IndexError(f"row {row!r} is outside 0..{out.shape[0] - 1}")
-        words = bitmask_words(len(self.vocab))
-        if out.shape[1] < words:
-            raise ValueError(f"out has {out.shape[1]} words per row; this vocabulary needs {words}")
+        words = self._words
+        width = out.shape[1]
+        if width < words:
+            raise ValueError(f"out has {width} words per row; this vocabulary needs {words}")
         if self.terminated:
             out[row, :] = 0
             return
-        packed = self._masker.packed(self.state)
+        packed = self._masker.packed(self._states[-1])
         if self._unique is not None:
             packed = unique_packed(self._unique, self._positions[-1], packed, self.vocab)
         out[row, :words] = packed
-        out[row, words:] = 0
+        if width > words:
+            out[row, words:] = 0
 
     def _fills_from_cache(self) -> bool:
         """Whether ``fill_bitmask`` would copy a cached row (no walk, no Python work to overlap)."""

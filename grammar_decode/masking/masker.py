@@ -42,7 +42,7 @@ from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import (absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor,
                      string_slice)
-from .walk import Boundaries, ReachedPairs, add_token_bits, boundary_walk, lexeme_bits
+from .walk import Boundaries, BoundaryWalker, LexemeWalker, ReachedPairs, add_token_bits, boundary_walk
 
 _UNKNOWN = object()
 #: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
@@ -164,6 +164,17 @@ class Masker:
         self._plain_next: ByteBoundedLRU[int | None] = shared.plain_next
         self._plain_splits: ByteBoundedLRU[tuple[int, bytes] | None] = shared.plain_splits
         self._shapes: ByteBoundedLRU[int] = shared.shapes
+        # the miss path reads the caches' dicts directly (see lru.py) and walks with the arguments
+        # that never change bound once: a miss is ~20 Python steps, each a few hundred ns in context
+        self._lexeme_entries, self._lexeme_recent = self._lexeme_parts.entries, self._lexeme_parts.recent
+        self._boundary_entries, self._boundary_recent = self._boundary_parts.entries, self._boundary_parts.recent
+        self._walkers = {id(self.trie): BoundaryWalker(recognizer, self.trie),
+                         id(self.slice.rest): BoundaryWalker(recognizer, self.slice.rest)}
+        self._walk_whole = LexemeWalker(recognizer.lexer, self.trie, self.size)
+        self._walk_rest = LexemeWalker(recognizer.lexer, self.slice.rest, self.size)
+        #: whether EOS may be decided here without ``Recognizer.is_accepting``'s calls (its
+        #: ``restart`` is the one ``_accepts`` repeats)
+        self._plain_restart = type(recognizer).restart is Recognizer.restart
 
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
@@ -243,7 +254,7 @@ class Masker:
         reached: np.ndarray | None
         if run is not None:
             trie = self.slice.rest
-            bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
+            bits, boundaries, reached = self._walk_rest(lex)
             count, states = run
             if count:
                 bits |= self.slice.packed_up_to(count)
@@ -254,14 +265,14 @@ class Masker:
             # plain subtrees only below the first bytes no name begins with, and walk every name's
             # prefixes (new lexer states each time the names left change)
             trie = self.slice.rest
-            bits, boundaries, _reached = lexeme_bits(lexer, trie, lex, self.size)
+            bits, boundaries, _reached = self._walk_rest(lex)
             bits |= self.slice.packed_up_to(self.slice.longest)
             reached = None
         else:
             trie = self.trie
             split = None if reach < _MIN_SPLIT and not _CHECKS_ALWAYS else self._split(lex)
             if split is None:
-                bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size)
+                bits, boundaries, reached = self._walk_whole(lex)
             else:
                 # the plain tokens whose first character leads to the split's target: a run from
                 # there decides them by length (one character to the target, then k more at most)
@@ -271,7 +282,7 @@ class Masker:
                 # first letters, past the letters no named key goes on with)
                 loop = target if count >= self.slice.longest or _LOOP_UNCHECKED else -1
                 skip = (self.slice.pure_nodes(trie), firsts, loop)
-                bits, boundaries, reached = lexeme_bits(lexer, trie, lex, self.size, skip)
+                bits, boundaries, reached = self._walk_whole(lex, skip)
                 bits |= self.slice.packed_split(firsts, count + 1)
                 reached = _sorted_union(reached, [target, *states])
         bits.flags.writeable = False
@@ -312,12 +323,22 @@ class Masker:
         key = (lex, parse)
         found = self._boundary_parts.get(key)
         if found is None:
-            nodes, reached = boundary_walk(self.recognizer, part.trie, part.boundaries, parse)
-            # the compiled walk's pairs stay in its table until read (``walk.ReachedPairs``)
-            found = BoundaryPart(np.asarray(nodes, dtype=np.int32), part.trie,
-                                 reached if isinstance(reached, ReachedPairs) else frozenset(reached))
-            held = found.nodes.nbytes + 64 * (len(reached) + 1) + getattr(reached, "nbytes", 0)
-            self._boundary_parts.put(key, found, held)
+            found = self._walked_boundary_part(key, parse, part.trie, part.boundaries)
+        return found
+
+    def _walked_boundary_part(self, key: tuple[int, ParseState], parse: ParseState, trie: TokenTrie,
+                              boundaries: Boundaries) -> BoundaryPart:
+        """The boundary part of ``key`` by a walk from ``boundaries`` on ``trie``, cached."""
+        walker = self._walkers.get(id(trie))
+        if walker is not None and walker.trie is trie:
+            nodes, reached = walker(boundaries, parse)
+        else:
+            nodes, reached = boundary_walk(self.recognizer, trie, boundaries, parse)
+        # the compiled walk's pairs stay in its table until read (``walk.ReachedPairs``)
+        found = BoundaryPart(np.asarray(nodes, dtype=np.int32), trie,
+                             reached if isinstance(reached, ReachedPairs) else frozenset(reached))
+        held = found.nodes.nbytes + 64 * (len(reached) + 1) + getattr(reached, "nbytes", 0)
+        self._boundary_parts.put(key, found, held)
         return found
 
     def mask(self, state: State) -> np.ndarray:
@@ -350,19 +371,51 @@ class Masker:
         return found
 
     def _new_packed(self, state: State) -> np.ndarray:
+        """``packed``'s miss: the lexeme part's bits copied, the boundary part's tokens and EOS set
+        there. The cache hits on the way are read inline (``ByteBoundedLRU.get``'s two dict
+        operations), no part object made for them."""
         lex, parse, _fresh = state
         if lex == DEAD:
             bits = np.zeros(4 * bitmask_words(self.size), dtype=np.uint8)
         else:
-            part = self.lexeme_part(lex)
-            bits = part.bits.copy()
-            if len(part.boundaries):
-                boundary = self.boundary_part(lex, parse, part)
+            held = self._lexeme_entries.get(lex)
+            if held is not None:
+                recent = self._lexeme_recent
+                recent[lex] = recent.get(lex, 0) + 1
+                part_bits, rest, boundaries, _reached = held
+                trie = self.slice.rest if rest else self.trie
+            else:
+                part = self.lexeme_part(lex)
+                part_bits, trie, boundaries = part.bits, part.trie, part.boundaries
+            bits = part_bits.copy()
+            if len(boundaries):
+                key = (lex, parse)
+                boundary = self._boundary_entries.get(key)
+                if boundary is not None:
+                    recent = self._boundary_recent
+                    recent[key] = recent.get(key, 0) + 1
+                else:
+                    self._boundary_parts.misses += 1
+                    boundary = self._walked_boundary_part(key, parse, trie, boundaries)
                 if len(boundary.nodes):
                     add_token_bits(bits, boundary.trie, boundary.nodes)
-        if len(self.eos_ids) and self.recognizer.is_accepting(state):
+        if len(self.eos_ids) and self._accepts(state):
             _set_bits(bits, self.eos_ids)
         return bits.view("<i4")
+
+    def _accepts(self, state: State) -> bool:
+        """``Recognizer.is_accepting(state)`` with its calls inlined (where its ``restart`` is
+        the base class's): the lexer start after the lexeme is not needed to tell."""
+        if not self._plain_restart:
+            return self.recognizer.is_accepting(state)
+        lex, parse, fresh = state
+        if fresh:
+            return parse.accepting
+        matched = self.recognizer.lexer.accepting[lex]
+        if not matched:
+            return False
+        after = parse.scan(matched)
+        return after is not None and after.accepting
 
     def has_packed(self, state: State) -> bool:
         """Whether ``packed(state)`` is a cache hit now (a dict lookup; it may be evicted after)."""

@@ -115,6 +115,39 @@ def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int, skip: Skip |
     return token_bits(trie, nodes, size), boundaries, np.array(sorted(reached), dtype=np.int32)
 
 
+class LexemeWalker:
+    """``lexeme_bits`` on one (lexer, trie, vocabulary size), with what every walk passes the
+    kernel bound once (the trie's arrays and token tables): a masker's lexeme-part miss makes one
+    call of this. The same results as ``lexeme_bits``, whose Python walk it falls back to where
+    the kernel is not selected."""
+
+    __slots__ = ("trie", "_lexer", "_dfa", "_size", "_words", "_head", "_tokens")
+
+    def __init__(self, lexer: Lexer, trie: TokenTrie, size: int) -> None:
+        self.trie = trie
+        self._lexer = lexer
+        self._dfa = lexer.dfa
+        self._size = size
+        self._words = 4 * bitmask_words(size)
+        self._head = trie.arrays() if _walk is not None else None
+        self._tokens = (trie.node_token_start, trie.node_token_ids, trie.node_token) if _walk is not None else None
+
+    def __call__(self, lex: int, skip: Skip | None = None) -> tuple[np.ndarray, Boundaries, np.ndarray]:
+        head, tokens = self._head, self._tokens
+        if not COMPILED or head is None or tokens is None:  # the switch read per call, as lexeme_bits does
+            return lexeme_bits(self._lexer, self.trie, lex, self._size, skip)
+        bits = np.zeros(self._words, dtype=np.uint8)
+        byte, depth, end = head
+        table, accepts = self._dfa.dense()
+        start, ids, single = tokens
+        pure, rest_first, loop = skip if skip is not None else (None, None, -1)
+        _nodes, bounds, reached = _walk.lexeme_part(
+            byte, depth, end, table, accepts, lex, self.trie.max_depth, self._lexer,
+            self._dfa.cell_maker() if _CELLS_IN_C else None, bits, start, ids, single, pure, rest_first, loop,
+            _MUTATION)
+        return bits, np.frombuffer(bounds, dtype=np.int32).reshape(-1, 2), np.frombuffer(reached, dtype=np.int32)
+
+
 def _cell_maker(lexer: Lexer) -> object:
     """The lexer's maker of cells in C for the kernels (``Lexer.cell_maker``), unless
     ``_CELLS_IN_C`` is off (tests: every cell then goes through ``make``)."""
@@ -271,6 +304,40 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     nodes, reached, count = _walk.boundary_part(*trie.arrays(), table, accepts, pairs, trie.max_depth, recognizer,
                                                 lexer, parses, known, _cell_maker(lexer), _MUTATION, _FIRST_SLOTS)
     return np.frombuffer(nodes, dtype=np.int32), ReachedPairs(reached, parses, count)
+
+
+class BoundaryWalker:
+    """``boundary_walk`` on one (recognizer, trie), with what every walk passes the kernel bound
+    once (the trie's arrays, the recognizer, whether restarts may be answered C to C): a
+    masker's miss makes one call of this, not the steps ``compiled_boundary_walk`` takes to
+    gather them. The same results as ``boundary_walk``; the Python walk where the kernel is not
+    selected."""
+
+    __slots__ = ("trie", "_recognizer", "_lexer", "_dfa", "_head", "_known")
+
+    def __init__(self, recognizer: Recognizer, trie: TokenTrie) -> None:
+        self.trie = trie
+        self._recognizer = recognizer
+        self._lexer = recognizer.lexer
+        self._dfa = recognizer.lexer.dfa
+        self._head = trie.arrays() if _walk is not None else None
+        self._known = type(recognizer).restart is Recognizer.restart
+
+    def __call__(self, boundaries: Boundaries, parse: ParseState
+                 ) -> tuple["list[int] | np.ndarray", "set[tuple[int, ParseState]] | ReachedPairs"]:
+        head = self._head
+        if not COMPILED or head is None or not isinstance(boundaries, np.ndarray) or not len(boundaries) or \
+                boundaries.dtype != np.int32 or not boundaries.flags.c_contiguous:
+            return boundary_walk(self._recognizer, self.trie, boundaries, parse)
+        lexer = self._lexer
+        parses: list[ParseState] = [parse]
+        table, accepts = self._dfa.dense()
+        byte, depth, end = head
+        nodes, reached, count = _walk.boundary_part(
+            byte, depth, end, table, accepts, boundaries, self.trie.max_depth, self._recognizer, lexer, parses,
+            lexer.accepting if _RESTARTS_IN_C and self._known else None,
+            self._dfa.cell_maker() if _CELLS_IN_C else None, _MUTATION, _FIRST_SLOTS)
+        return np.frombuffer(nodes, dtype=np.int32), ReachedPairs(reached, parses, count)
 
 
 def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries,

@@ -262,3 +262,21 @@ def test_a_renamed_part_on_the_python_walk_equals_the_compiled_one(gpt2: gd.Voca
         assert np.array_equal(masker.mask(_state(grammar, prefix)), expected[prefix]), prefix
     assert isinstance(masker.lexeme_part(_state(grammar, '{"size')[0]).boundaries, list)
     assert masker.lexeme_part(_state(grammar, '{"size')[0]).reached is None
+
+
+@pytest.mark.parametrize("schema,text", [(PERSON, '{"name":"Ann","age":31,"active":true}'),
+                                         (MEASUREMENTS, '{"sensor":"t","values":[1.5e3,-0.25]}'),
+                                         (TAGS, '["a","b"]'), ({"type": "number"}, "-12.5e7"),
+                                         ({"type": "string", "maxLength": 3}, '"ab"')])
+def test_eos_is_decided_as_the_recognizer_decides(gpt2: gd.Vocabulary, schema: dict, text: str) -> None:
+    """The masker's inlined ``is_accepting`` (EOS in a mask) agrees with the recognizer's at every
+    prefix, complete ones included (a number that may go on is both open and complete)."""
+    grammar = gd.compile_json_schema(schema)
+    recognizer, masker = grammar.recognizer, grammar.masker(gpt2)
+    state, answers = recognizer.initial, []
+    for byte in text.encode():
+        state = recognizer.step(state, byte)
+        assert state is not None
+        answers.append(recognizer.is_accepting(state))
+        assert masker._accepts(state) == answers[-1], (text, len(answers))
+    assert answers[-1] and not all(answers)

@@ -164,7 +164,7 @@ def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes
     """How many walks' token bits the kernel and the numpy reference agree on (asserting they do),
     over the whole trie and over the trie of the tokens outside the plain-text slice: the bits of
     the Python walk's nodes set by ``token_bits``, or (``fused``) set by the lexeme walk itself as
-    it goes (``lexeme_bits``, with its boundaries and states reached)."""
+    it goes (``lexeme_bits`` and ``LexemeWalker``, with their boundaries and states reached)."""
     from grammar_decode.masking.slices import string_slice
 
     lexer, compared = grammar.recognizer.lexer, 0
@@ -176,6 +176,11 @@ def _compare_bits(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text: bytes
                 fast, fast_bounds, fast_reached = walk.lexeme_bits(lexer, trie, lex, len(vocab))
                 assert [tuple(b) for b in np.asarray(fast_bounds).tolist()] == bounds
                 assert fast_reached.tolist() == sorted(reached)
+                # the masker's walker (the kernel's arguments bound once) gives the same three
+                bound, bound_bounds, bound_reached = walk.LexemeWalker(lexer, trie, len(vocab))(lex)
+                assert np.array_equal(bound, slow), lex
+                assert [tuple(b) for b in bound_bounds.tolist()] == bounds
+                assert bound_reached.tolist() == sorted(reached)
             else:
                 fast = walk.token_bits(trie, np.array(nodes, dtype=np.int32), len(vocab))
             assert fast.dtype == slow.dtype == np.uint8 and np.array_equal(fast, slow), lex
@@ -290,6 +295,9 @@ def _compare_boundaries(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, text:
                 nodes, reached = fast
                 assert nodes.dtype == np.int32 and nodes.tolist() == slow_nodes, lex
                 assert reached == slow_reached, lex
+                # the masker's walker, its kernel arguments bound once, walks the same
+                bound_nodes, bound_reached = walk.BoundaryWalker(recognizer, part.trie)(part.boundaries, parse)
+                assert bound_nodes.tolist() == slow_nodes and bound_reached == slow_reached, lex
                 compared += 1
         state = recognizer.step(state, byte)
         assert state is not None

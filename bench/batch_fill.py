@@ -95,5 +95,6 @@ def main() -> None:
                        ["rows", "miss 1 thread (ms)", "miss 2 threads", "ratio", "miss, lexer warm: 1 thread",
                         "2 threads", "ratio", "hit 1 thread (ms)", "hit 2 threads", "ratio"], table))
 
+
 if __name__ == "__main__":
     main()

@@ -95,9 +95,14 @@ class Recognizer:
         return parse if fresh else self.restart(lex, parse)[0]
 
     def is_accepting(self, state: State) -> bool:
-        """Whether the bytes read so far form a complete sentence."""
-        finished = self.finish(state)
-        return finished is not None and finished.accepting
+        """Whether the bytes read so far form a complete sentence: ``finish`` without the lexer
+        start after the lexeme, which telling does not need (a mask asks this on every miss)."""
+        lex, parse, fresh = state
+        if fresh:
+            return parse.accepting
+        matched = self.lexer.accepting[lex]
+        after = parse.scan(matched) if matched else None
+        return after is not None and after.accepting
 
     def accepts(self, data: Union[bytes, bytearray]) -> bool:
         state = self.feed(self.initial, data)

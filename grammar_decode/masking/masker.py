@@ -42,7 +42,7 @@ from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import (absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor,
                      string_slice)
-from .walk import Boundaries, BoundaryWalker, LexemeWalker, ReachedPairs, add_token_bits, boundary_walk
+from .walk import Boundaries, BoundaryWalker, LexemeWalker, ReachedPairs, add_token_bits
 
 _UNKNOWN = object()
 #: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
@@ -168,13 +168,11 @@ class Masker:
         # that never change bound once: a miss is ~20 Python steps, each a few hundred ns in context
         self._lexeme_entries, self._lexeme_recent = self._lexeme_parts.entries, self._lexeme_parts.recent
         self._boundary_entries, self._boundary_recent = self._boundary_parts.entries, self._boundary_parts.recent
-        self._walkers = {id(self.trie): BoundaryWalker(recognizer, self.trie),
-                         id(self.slice.rest): BoundaryWalker(recognizer, self.slice.rest)}
+        # a part's trie is the whole one or the slice's rest: a walker for each
         self._walk_whole = LexemeWalker(recognizer.lexer, self.trie, self.size)
         self._walk_rest = LexemeWalker(recognizer.lexer, self.slice.rest, self.size)
-        #: whether EOS may be decided here without ``Recognizer.is_accepting``'s calls (its
-        #: ``restart`` is the one ``_accepts`` repeats)
-        self._plain_restart = type(recognizer).restart is Recognizer.restart
+        self._bound_whole = BoundaryWalker(recognizer, self.trie)
+        self._bound_rest = BoundaryWalker(recognizer, self.slice.rest)
 
     def lexeme_part(self, lex: int) -> LexemePart:
         """The lexeme part of lexer state ``lex`` (cached): its mask, the trie walked, the
@@ -320,20 +318,21 @@ class Masker:
     def boundary_part(self, lex: int, parse: ParseState, part: LexemePart) -> BoundaryPart:
         """The boundary part of ``(lex, parse)`` (cached): the trie nodes allowed and the states
         their tokens reach."""
-        key = (lex, parse)
-        found = self._boundary_parts.get(key)
-        if found is None:
-            found = self._walked_boundary_part(key, parse, part.trie, part.boundaries)
-        return found
+        return self._boundary(lex, parse, part.trie, part.boundaries)
 
-    def _walked_boundary_part(self, key: tuple[int, ParseState], parse: ParseState, trie: TokenTrie,
-                              boundaries: Boundaries) -> BoundaryPart:
-        """The boundary part of ``key`` by a walk from ``boundaries`` on ``trie``, cached."""
-        walker = self._walkers.get(id(trie))
-        if walker is not None and walker.trie is trie:
-            nodes, reached = walker(boundaries, parse)
-        else:
-            nodes, reached = boundary_walk(self.recognizer, trie, boundaries, parse)
+    def _boundary(self, lex: int, parse: ParseState, trie: TokenTrie, boundaries: Boundaries) -> BoundaryPart:
+        """``boundary_part`` from the lexeme part's trie and boundaries (a cached part read without
+        a part object): the cache's dict read inline (``ByteBoundedLRU.get``'s two operations), a
+        miss walked and put."""
+        key = (lex, parse)
+        found = self._boundary_entries.get(key)
+        if found is not None:
+            recent = self._boundary_recent
+            recent[key] = recent.get(key, 0) + 1
+            return found
+        self._boundary_parts.misses += 1
+        walker = self._bound_rest if trie is self.slice.rest else self._bound_whole
+        nodes, reached = walker(boundaries, parse)
         # the compiled walk's pairs stay in its table until read (``walk.ReachedPairs``)
         found = BoundaryPart(np.asarray(nodes, dtype=np.int32), trie,
                              reached if isinstance(reached, ReachedPairs) else frozenset(reached))
@@ -389,33 +388,12 @@ class Masker:
                 part_bits, trie, boundaries = part.bits, part.trie, part.boundaries
             bits = part_bits.copy()
             if len(boundaries):
-                key = (lex, parse)
-                boundary = self._boundary_entries.get(key)
-                if boundary is not None:
-                    recent = self._boundary_recent
-                    recent[key] = recent.get(key, 0) + 1
-                else:
-                    self._boundary_parts.misses += 1
-                    boundary = self._walked_boundary_part(key, parse, trie, boundaries)
+                boundary = self._boundary(lex, parse, trie, boundaries)
                 if len(boundary.nodes):
                     add_token_bits(bits, boundary.trie, boundary.nodes)
-        if len(self.eos_ids) and self._accepts(state):
+        if len(self.eos_ids) and self.recognizer.is_accepting(state):
             _set_bits(bits, self.eos_ids)
         return bits.view("<i4")
-
-    def _accepts(self, state: State) -> bool:
-        """``Recognizer.is_accepting(state)`` with its calls inlined (where its ``restart`` is
-        the base class's): the lexer start after the lexeme is not needed to tell."""
-        if not self._plain_restart:
-            return self.recognizer.is_accepting(state)
-        lex, parse, fresh = state
-        if fresh:
-            return parse.accepting
-        matched = self.recognizer.lexer.accepting[lex]
-        if not matched:
-            return False
-        after = parse.scan(matched)
-        return after is not None and after.accepting
 
     def has_packed(self, state: State) -> bool:
         """Whether ``packed(state)`` is a cache hit now (a dict lookup; it may be evicted after)."""

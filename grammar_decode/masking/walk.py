@@ -117,35 +117,26 @@ def lexeme_bits(lexer: Lexer, trie: TokenTrie, lex: int, size: int, skip: Skip |
 
 class LexemeWalker:
     """``lexeme_bits`` on one (lexer, trie, vocabulary size), with what every walk passes the
-    kernel bound once (the trie's arrays and token tables): a masker's lexeme-part miss makes one
-    call of this. The same results as ``lexeme_bits``, whose Python walk it falls back to where
-    the kernel is not selected."""
+    kernel (the trie's arrays and token tables) fetched once: a masker's lexeme-part miss makes
+    one call of this. The same results as ``lexeme_bits``, whose Python walk it falls back to
+    where the kernel is not selected (the switch read per call, as ``lexeme_bits`` reads it)."""
 
-    __slots__ = ("trie", "_lexer", "_dfa", "_size", "_words", "_head", "_tokens")
+    __slots__ = ("trie", "_lexer", "_size", "_arrays", "_tokens")
 
     def __init__(self, lexer: Lexer, trie: TokenTrie, size: int) -> None:
         self.trie = trie
         self._lexer = lexer
-        self._dfa = lexer.dfa
         self._size = size
-        self._words = 4 * bitmask_words(size)
-        self._head = trie.arrays() if _walk is not None else None
-        self._tokens = (trie.node_token_start, trie.node_token_ids, trie.node_token) if _walk is not None else None
+        self._arrays = trie.arrays() if _walk is not None else None
+        self._tokens = (trie.node_token_start, trie.node_token_ids, trie.node_token)
 
     def __call__(self, lex: int, skip: Skip | None = None) -> tuple[np.ndarray, Boundaries, np.ndarray]:
-        head, tokens = self._head, self._tokens
-        if not COMPILED or head is None or tokens is None:  # the switch read per call, as lexeme_bits does
+        if not COMPILED or self._arrays is None:
             return lexeme_bits(self._lexer, self.trie, lex, self._size, skip)
-        bits = np.zeros(self._words, dtype=np.uint8)
-        byte, depth, end = head
-        table, accepts = self._dfa.dense()
-        start, ids, single = tokens
-        pure, rest_first, loop = skip if skip is not None else (None, None, -1)
-        _nodes, bounds, reached = _walk.lexeme_part(
-            byte, depth, end, table, accepts, lex, self.trie.max_depth, self._lexer,
-            self._dfa.cell_maker() if _CELLS_IN_C else None, bits, start, ids, single, pure, rest_first, loop,
-            _MUTATION)
-        return bits, np.frombuffer(bounds, dtype=np.int32).reshape(-1, 2), np.frombuffer(reached, dtype=np.int32)
+        bits = np.zeros(4 * bitmask_words(self._size), dtype=np.uint8)
+        _nodes, bounds, reached = _lexeme_kernel(self._lexer, self._arrays, self.trie.max_depth, lex,
+                                                 (bits, *self._tokens), skip)
+        return bits, bounds, reached
 
 
 def _cell_maker(lexer: Lexer) -> object:
@@ -162,14 +153,21 @@ def compiled_lexeme_walk(lexer: Lexer, trie: TokenTrie, lex: int, bits: np.ndarr
     With ``bits`` (``token_bits``'s layout, zeroed), the allowed nodes' tokens are set there
     instead of the nodes listed (the nodes returned are then empty). ``skip`` as
     ``python_lexeme_walk``. The arrays returned are read-only."""
-    table, accepts = lexer.dense()
     if bits is None:
         tokens: tuple[object, ...] = (None, None, None, None)
     else:
         tokens = (bits, trie.node_token_start, trie.node_token_ids, trie.node_token)
+    return _lexeme_kernel(lexer, trie.arrays(), trie.max_depth, lex, tokens, skip)
+
+
+def _lexeme_kernel(lexer: Lexer, arrays: tuple[np.ndarray, np.ndarray, np.ndarray], max_depth: int, lex: int,
+                   tokens: tuple[object, ...], skip: Skip | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one call of ``_walk.lexeme_part`` (``compiled_lexeme_walk``, ``LexemeWalker``): the
+    lexer's current table and cell maker read here, since both change as the DFA grows."""
+    table, accepts = lexer.dense()
     pure, rest_first, loop = skip if skip is not None else (None, None, -1)
-    nodes, bounds, reached = _walk.lexeme_part(*trie.arrays(), table, accepts, lex, trie.max_depth, lexer,
-                                               _cell_maker(lexer), *tokens, pure, rest_first, loop, _MUTATION)
+    nodes, bounds, reached = _walk.lexeme_part(*arrays, table, accepts, lex, max_depth, lexer, _cell_maker(lexer),
+                                               *tokens, pure, rest_first, loop, _MUTATION)
     return (_NO_NODES if nodes is None else np.frombuffer(nodes, dtype=np.int32),
             np.frombuffer(bounds, dtype=np.int32).reshape(-1, 2), np.frombuffer(reached, dtype=np.int32))
 
@@ -293,51 +291,53 @@ def compiled_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: 
     ``restart`` is that method), else by ``recognizer.restart``; each missing cell made where the
     kernel stands (``Lexer.cell_maker``, else ``Lexer.dense_cell``). The nodes are a read-only
     array; the pairs reached a ``ReachedPairs``."""
+    return _boundary_kernel(recognizer, trie.arrays(), trie.max_depth, boundaries, parse,
+                            _restarts_known(recognizer))
+
+
+def _restarts_known(recognizer: Recognizer) -> bool:
+    """Whether the boundary kernel may answer restarts C to C: ``recognizer``'s ``restart`` is
+    ``Recognizer.restart``, whose reads the kernel repeats."""
+    return type(recognizer).restart is Recognizer.restart
+
+
+def _boundary_kernel(recognizer: Recognizer, arrays: tuple[np.ndarray, np.ndarray, np.ndarray], max_depth: int,
+                     boundaries: Boundaries, parse: ParseState, known: bool) -> tuple[np.ndarray, ReachedPairs]:
+    """The one call of ``_walk.boundary_part`` (``compiled_boundary_walk``, ``BoundaryWalker``):
+    the boundaries as the (k, 2) int32 array the kernel reads (the lexeme walk's as it is), the
+    lexer's current table and cell maker read here, since both change as the DFA grows."""
     lexer = recognizer.lexer
     if isinstance(boundaries, np.ndarray) and boundaries.dtype == np.int32 and boundaries.flags.c_contiguous:
-        pairs = boundaries  # the lexeme walk's (k, 2) array, read by the kernel as it is
+        pairs = boundaries
     else:
         pairs = np.ascontiguousarray(np.asarray(boundaries, dtype=np.int32).reshape(-1, 2))
     parses: list[ParseState] = [parse]
-    known = lexer.accepting if _RESTARTS_IN_C and type(recognizer).restart is Recognizer.restart else None
     table, accepts = lexer.dense()
-    nodes, reached, count = _walk.boundary_part(*trie.arrays(), table, accepts, pairs, trie.max_depth, recognizer,
-                                                lexer, parses, known, _cell_maker(lexer), _MUTATION, _FIRST_SLOTS)
+    nodes, reached, count = _walk.boundary_part(*arrays, table, accepts, pairs, max_depth, recognizer, lexer, parses,
+                                                lexer.accepting if _RESTARTS_IN_C and known else None,
+                                                _cell_maker(lexer), _MUTATION, _FIRST_SLOTS)
     return np.frombuffer(nodes, dtype=np.int32), ReachedPairs(reached, parses, count)
 
 
 class BoundaryWalker:
-    """``boundary_walk`` on one (recognizer, trie), with what every walk passes the kernel bound
-    once (the trie's arrays, the recognizer, whether restarts may be answered C to C): a
-    masker's miss makes one call of this, not the steps ``compiled_boundary_walk`` takes to
-    gather them. The same results as ``boundary_walk``; the Python walk where the kernel is not
-    selected."""
+    """``boundary_walk`` on one (recognizer, trie), with what every walk passes the kernel (the
+    trie's arrays, whether restarts may be answered C to C) fetched once: a masker's miss makes
+    one call of this. The same results as ``boundary_walk``, whose Python walk it falls back to
+    where the kernel is not selected (the switch read per call)."""
 
-    __slots__ = ("trie", "_recognizer", "_lexer", "_dfa", "_head", "_known")
+    __slots__ = ("trie", "_recognizer", "_arrays", "_known")
 
     def __init__(self, recognizer: Recognizer, trie: TokenTrie) -> None:
         self.trie = trie
         self._recognizer = recognizer
-        self._lexer = recognizer.lexer
-        self._dfa = recognizer.lexer.dfa
-        self._head = trie.arrays() if _walk is not None else None
-        self._known = type(recognizer).restart is Recognizer.restart
+        self._arrays = trie.arrays() if _walk is not None else None
+        self._known = _restarts_known(recognizer)
 
     def __call__(self, boundaries: Boundaries, parse: ParseState
                  ) -> tuple["list[int] | np.ndarray", "set[tuple[int, ParseState]] | ReachedPairs"]:
-        head = self._head
-        if not COMPILED or head is None or not isinstance(boundaries, np.ndarray) or not len(boundaries) or \
-                boundaries.dtype != np.int32 or not boundaries.flags.c_contiguous:
-            return boundary_walk(self._recognizer, self.trie, boundaries, parse)
-        lexer = self._lexer
-        parses: list[ParseState] = [parse]
-        table, accepts = self._dfa.dense()
-        byte, depth, end = head
-        nodes, reached, count = _walk.boundary_part(
-            byte, depth, end, table, accepts, boundaries, self.trie.max_depth, self._recognizer, lexer, parses,
-            lexer.accepting if _RESTARTS_IN_C and self._known else None,
-            self._dfa.cell_maker() if _CELLS_IN_C else None, _MUTATION, _FIRST_SLOTS)
-        return np.frombuffer(nodes, dtype=np.int32), ReachedPairs(reached, parses, count)
+        if not COMPILED or self._arrays is None or not len(boundaries):
+            return python_boundary_walk(self._recognizer, self.trie, boundaries, parse)
+        return _boundary_kernel(self._recognizer, self._arrays, self.trie.max_depth, boundaries, parse, self._known)
 
 
 def python_boundary_walk(recognizer: Recognizer, trie: TokenTrie, boundaries: Boundaries,

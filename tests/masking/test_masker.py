@@ -268,15 +268,16 @@ def test_a_renamed_part_on_the_python_walk_equals_the_compiled_one(gpt2: gd.Voca
                                          (MEASUREMENTS, '{"sensor":"t","values":[1.5e3,-0.25]}'),
                                          (TAGS, '["a","b"]'), ({"type": "number"}, "-12.5e7"),
                                          ({"type": "string", "maxLength": 3}, '"ab"')])
-def test_eos_is_decided_as_the_recognizer_decides(gpt2: gd.Vocabulary, schema: dict, text: str) -> None:
-    """The masker's inlined ``is_accepting`` (EOS in a mask) agrees with the recognizer's at every
-    prefix, complete ones included (a number that may go on is both open and complete)."""
-    grammar = gd.compile_json_schema(schema)
-    recognizer, masker = grammar.recognizer, grammar.masker(gpt2)
+def test_eos_is_decided_as_the_recognizer_finishes(schema: dict, text: str) -> None:
+    """``Recognizer.is_accepting`` (EOS in a mask), which scans the open lexeme itself, agrees with
+    ``finish`` (the parse once the lexeme ends, by ``restart``) at every prefix, complete ones
+    included (a number that may go on is both open and complete)."""
+    recognizer = gd.compile_json_schema(schema).recognizer
     state, answers = recognizer.initial, []
     for byte in text.encode():
         state = recognizer.step(state, byte)
         assert state is not None
-        answers.append(recognizer.is_accepting(state))
-        assert masker._accepts(state) == answers[-1], (text, len(answers))
+        finished = recognizer.finish(state)
+        answers.append(finished is not None and finished.accepting)
+        assert recognizer.is_accepting(state) == answers[-1], (text, len(answers))
     assert answers[-1] and not all(answers)

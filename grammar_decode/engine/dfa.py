@@ -41,7 +41,7 @@ from typing import Hashable, Iterable, Mapping
 import numpy as np
 
 from ..ir.grammar import LexemeGuard
-from ..ir.regex import NOTHING, ExprSet, fill_class, partition_of, split_key
+from ..ir.regex import NOTHING, ExprSet, fill_class, partition_of, row_of, split_key, untracked
 from .row_pages import RowPages
 
 DEAD = -1
@@ -245,7 +245,9 @@ class LexemeDFA:
         their ``live_tags``."""
         exprs = self.exprs
         origins = self.origins
-        key: object = (live, live_tags) if live_tags else live
+        # tuples of ints, off the collector's lists: as keys of ``_ids`` they would track the dict
+        # again, and each full collection then visited all its entries (one per state)
+        key: object = untracked((live, live_tags) if live_tags else live)
         found = self._ids.get(key)
         if found is not None:
             return found
@@ -441,8 +443,9 @@ class LexemeDFA:
         target = self._intern_live(live) if live else DEAD
         with self._lock:
             if self.rows[state] is None and not fill_class(self._table, 256 * state, klass, target + STORED):  # type: ignore[misc]
-                # a tuple of ints: the collector stops tracking it (see _publish)
-                self.rows[state] = tuple((self._table[256 * state:256 * (state + 1)] - STORED).tolist())
+                # a tuple of ints the collector never tracks (see _publish: tracked, a new row was
+                # 256 visits for the next young collection)
+                self.rows[state] = row_of(self._table, 256 * state, STORED)  # type: ignore[misc]
         return target
 
     def _pend(self, state: int) -> Pending:

@@ -87,6 +87,7 @@ static long append_state(Store *s, PyObject *const *core, PyObject *live, PyObje
     Py_DECREF(accepting);
     if (!failed) {
         accepts[state] = (uint8_t)matching;
+        untrack_tuples(key, 6);  /* a tracked key would have the collector track ids again (untracked())*/
         failed = PyList_Append(core[ROWS], Py_None) < 0 || PyList_Append(core[TAGS], guarded->tags) < 0 ||
                  PyList_Append(pairs, live) < 0 || PyDict_SetItem(core[IDS], key, id) < 0;  /* published last */
     }
@@ -208,6 +209,38 @@ static PyObject *guarded_key(PyObject *const *core, PyObject **live, const Move 
     return PyTuple_Pack(2, *live, tags);
 }
 
+/* Distinct targets a row shares one int object each among; a row with more makes the others one by one. */
+#define ROW_SHARED 32
+
+PyObject *row_tuple(const int32_t *row, int32_t bias) {
+    PyObject *cells = PyTuple_New(256);
+    if (!cells) return NULL;
+    int32_t seen[ROW_SHARED];
+    PyObject *shared[ROW_SHARED];
+    int n = 0;
+    for (int b = 0; b < 256; b++) {
+        int32_t target = row[b] - bias;
+        PyObject *value = NULL;
+        for (int k = 0; k < n && !value; k++)
+            if (seen[k] == target) value = shared[k];
+        if (value) Py_INCREF(value);
+        else {
+            value = PyLong_FromLong(target);
+            if (!value) {
+                Py_DECREF(cells);
+                return NULL;
+            }
+            if (n < ROW_SHARED) {
+                seen[n] = target;
+                shared[n++] = value;  /* borrowed: the tuple holds it */
+            }
+        }
+        PyTuple_SET_ITEM(cells, b, value);
+    }
+    PyObject_GC_UnTrack(cells);
+    return cells;
+}
+
 PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != CORE_SIZE) {
         PyErr_SetString(PyExc_TypeError, "make_cell(core: a tuple of 14, state, byte)");
@@ -309,12 +342,7 @@ PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs) {
         left += row[b] == 0;
     }
     if (!left && !move.next && PyList_GET_ITEM(core[ROWS], state) == Py_None) {
-        PyObject *cells = PyTuple_New(256);
-        for (int b = 0; cells && b < 256; b++) {
-            PyObject *value = PyLong_FromLong(row[b] - STORED);
-            if (!value) Py_CLEAR(cells);
-            else PyTuple_SET_ITEM(cells, b, value);
-        }
+        PyObject *cells = row_tuple(row, STORED);
         if (!cells || PyList_SetItem(core[ROWS], state, cells) < 0) goto done;  /* SetItem steals cells */
     }
     result = PyLong_FromLong(target);

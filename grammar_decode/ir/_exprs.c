@@ -871,6 +871,7 @@ PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids 
             out = value ? PyTuple_Pack(2, PyTuple_GET_ITEM(pair, 0), value) : NULL;
             Py_XDECREF(value);
             if (!out) { Py_CLEAR(live); goto done; }
+            PyObject_GC_UnTrack(out);  /* two ints: in no cycle (and no visit by a young collection) */
         }
         if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 && !surely_nonempty(s, d)) {
             /* shown non-empty by a word, or decided by a bounded search; else Python's search */
@@ -890,6 +891,9 @@ PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids 
         PyTuple_SET_ITEM(live, kept++, out);
     }
     if (_PyTuple_Resize(&live, kept) < 0) live = NULL;
+    /* pairs of ints only: in no cycle (a state's pairs are kept for good, and each new state's
+       were one more tuple for the next young collection to visit) */
+    else if (kept) PyObject_GC_UnTrack(live);
 done:
     ids_free(&items);
     return live;
@@ -928,6 +932,24 @@ static PyObject *store_step_pairs(Store *s, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* The 256 int32 cells of `table` (a C-contiguous buffer, writable where asked) from `offset`:
+   0 with the buffer held in `view` and the row in *row, -1 with an exception (nothing held). */
+static int table_row(PyObject *table, Py_ssize_t offset, int writable, Py_buffer *view, int32_t **row) {
+    if (PyObject_GetBuffer(table, view, (writable ? PyBUF_WRITABLE : 0) | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    if (view->itemsize != 4 || (view->format && strcmp(view->format, "i") != 0 && strcmp(view->format, "<i") != 0 &&
+                                strcmp(view->format, "=i") != 0)) {
+        PyErr_SetString(PyExc_TypeError, "the table is an int32 array");
+    } else if (offset < 0 || offset + 256 > view->len / 4) {
+        PyErr_SetString(PyExc_IndexError, "the row is outside the table");
+    } else {
+        *row = (int32_t *)view->buf + offset;
+        return 0;
+    }
+    PyBuffer_Release(view);
+    return -1;
+}
+
 /* fill_class(table, offset, klass, value) -> left: table[offset + b] = value for every byte b of
    `klass` (a 256-bit int; `table` a writable C-contiguous int32 buffer with 256 cells from
    `offset`), and how many of those 256 cells are still 0 (not made) afterwards. A lexer state's
@@ -942,22 +964,50 @@ static PyObject *fill_class(PyObject *module, PyObject *const *args, Py_ssize_t 
     long value = PyLong_AsLong(args[3]);
     if (value == -1 && PyErr_Occurred()) return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    PyObject *result = NULL;
-    if (view.itemsize != 4 || (view.format && strcmp(view.format, "i") != 0 && strcmp(view.format, "<i") != 0 &&
-                               strcmp(view.format, "=i") != 0)) {
-        PyErr_SetString(PyExc_TypeError, "the table is an int32 array");
-    } else if (offset < 0 || offset + 256 > view.len / 4) {
-        PyErr_SetString(PyExc_IndexError, "the row is outside the table");
-    } else {
-        int32_t *row = (int32_t *)view.buf + offset;
-        long left = 0;
-        for (int b = 0; b < 256; b++) {
-            if (has_byte(klass, b)) row[b] = (int32_t)value;
-            left += row[b] == 0;
-        }
-        result = PyLong_FromLong(left);
+    int32_t *row;
+    if (table_row(args[0], offset, 1, &view, &row) < 0) return NULL;
+    long left = 0;
+    for (int b = 0; b < 256; b++) {
+        if (has_byte(klass, b)) row[b] = (int32_t)value;
+        left += row[b] == 0;
     }
+    PyBuffer_Release(&view);
+    return PyLong_FromLong(left);
+}
+
+int untrack_tuples(PyObject *o, int depth) {
+    if (!PyObject_IS_GC(o)) return 1;
+    if (!PyTuple_CheckExact(o) || depth == 0) return !PyObject_GC_IsTracked(o);
+    if (!PyObject_GC_IsTracked(o)) return 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++)
+        if (!untrack_tuples(PyTuple_GET_ITEM(o, i), depth - 1)) return 0;
+    PyObject_GC_UnTrack(o);
+    return 1;
+}
+
+/* untracked(obj) -> obj: a tuple of atoms or of such tuples (six levels at most) taken off the
+   cyclic collector's lists at once, rather than at the first collection that meets it. A dict
+   keyed by it then stays untracked: a tracked key makes a dict tracked again, and every full
+   collection visits each entry of a tracked dict (a lexer's 100k states, 25-100 ms). */
+static PyObject *untracked(PyObject *module, PyObject *arg) {
+    (void)module;
+    untrack_tuples(arg, 6);
+    Py_INCREF(arg);
+    return arg;
+}
+
+/* row_of(table, offset, bias): the 256 cells of an int32 table from `offset`, each less `bias`, as
+   an untracked tuple of ints (row_tuple). */
+static PyObject *row_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "row_of(table, offset, bias)"); return NULL; }
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    long bias = PyLong_AsLong(args[2]);
+    if ((offset == -1 || bias == -1) && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    int32_t *row;
+    if (table_row(args[0], offset, 0, &view, &row) < 0) return NULL;
+    PyObject *result = row_tuple(row, (int32_t)bias);
     PyBuffer_Release(&view);
     return result;
 }
@@ -1135,6 +1185,10 @@ PyTypeObject StoreType = {
 static PyMethodDef module_methods[] = {
     {"fill_class", (PyCFunction)(void (*)(void))fill_class, METH_FASTCALL,
      "fill_class(table, offset, klass, value) -> cells of the row still 0."},
+    {"untracked", (PyCFunction)untracked, METH_O,
+     "untracked(obj) -> obj, untracked by the cyclic collector where it is a tuple of atoms (or of such tuples)."},
+    {"row_of", (PyCFunction)(void (*)(void))row_of, METH_FASTCALL,
+     "row_of(table, offset, bias) -> the 256 cells from offset, less bias: a tuple the collector does not track."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -96,6 +96,13 @@ int32_t node_arg(Store *s, PyObject *value);
 PyObject *mask_to_int(const uint64_t mask[4]);
 PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids *unsure);
 PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs);
+/* _cells.c: 256 cells of a dense table's row, each less `bias`, as a tuple of ints the cyclic
+   collector does not track (ints only: it can be in no cycle; tracked, each new row cost 256
+   visits in the next young collection). Equal targets share one int object. */
+PyObject *row_tuple(const int32_t *row, int32_t bias);
+/* _exprs.c: whether `o` holds no object the cyclic collector tracks (ints, bytes, strings, None,
+   bools, and tuples of those nested at most `depth` deep), the tuples untracked on the way. */
+int untrack_tuples(PyObject *o, int depth);
 /* _empty.c: 1 where a word of d is shown (or its structure shows it non-empty), 2 where d is shown
    empty (searched only), 0 where undecided, -1 with an exception set */
 /* Node visits one witnessed() call may spend, some_word's included (a host name's rest: a few hundred). */

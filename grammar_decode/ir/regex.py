@@ -27,7 +27,7 @@ import threading
 from collections import deque
 
 import numpy as np
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..limits import active, check_deadline
 from ..errors import RegexTooComplex
@@ -37,16 +37,24 @@ from .kinds import (ALL_BYTES, AND_KIND, ANYTHING, BYTES_KIND, CONCAT_KIND, EPSI
 
 from ..kernels import load, selected
 
+_T = TypeVar("_T")
 _exprs = load("grammar_decode.ir._exprs", "the compiled expression store", "expressions use the slower Python store")
 #: Whether new ``ExprSet``s keep their nodes in the C store (``_exprs.c``; see ``kernels``).
 COMPILED = selected(_exprs)
 #: ``fill_class(table, offset, klass, value) -> cells still 0``: one byte class of a row of a
 #: dense int32 table set to ``value`` (where the C store is built; None elsewhere).
 fill_class: "Callable[[np.ndarray, int, int, int], int] | None" = _exprs.fill_class if _exprs is not None else None
+#: ``row_of(table, offset, bias) -> tuple``: the 256 cells of a dense int32 table's row less
+#: ``bias``, as a tuple of ints the cyclic collector does not track (None without the C store).
+row_of: "Callable[[np.ndarray, int, int], tuple[int, ...]] | None" = _exprs.row_of if _exprs is not None else None
+#: ``untracked(obj) -> obj``: a tuple of ints (or of tuples of ints) taken off the cyclic
+#: collector's lists at once (the identity without the C store).
+untracked: "Callable[[_T], _T]" = _exprs.untracked if _exprs is not None else (lambda obj: obj)
 
 __all__ = ["ALL_BYTES", "AND_KIND", "ANYTHING", "BYTES_KIND", "CONCAT_KIND", "EPSILON", "EPSILON_KIND",
            "ExprSet", "LITERAL_KIND", "LONG_LITERAL", "NOT_KIND", "NOTHING", "NOTHING_KIND", "OR_KIND", "REPEAT_KIND",
-           "RegexTooComplex", "byte_mask", "byte_range", "fill_class", "partition_of", "shared_exprs", "split_key"]
+           "RegexTooComplex", "byte_mask", "byte_range", "fill_class", "partition_of", "row_of", "shared_exprs",
+           "split_key", "untracked"]
 
 
 
@@ -499,14 +507,16 @@ class ExprSet(CountedIntersections):
                 stack.extend(missing)
                 continue
             stack.pop()
+            # tuples of ints, off the collector's lists at once: a tracked value tracks the memo
+            # again, and each full collection then visited all its entries (one per node)
             if kind == BYTES_KIND:
-                self._split_sets[node] = (args,)  # type: ignore[assignment]
+                self._split_sets[node] = untracked((args,))  # type: ignore[assignment]
             elif kind == LITERAL_KIND:  # only the next byte decides the derivative
-                self._split_sets[node] = (1 << args[0][args[1]],)  # type: ignore[index]
+                self._split_sets[node] = untracked((1 << args[0][args[1]],))  # type: ignore[index]
             elif len(children) == 1:
                 self._split_sets[node] = self._split_sets[children[0]]
             else:
-                self._split_sets[node] = tuple(frozenset().union(*(self._split_sets[c] for c in children)))
+                self._split_sets[node] = untracked(tuple(frozenset().union(*(self._split_sets[c] for c in children))))
         return self._split_sets[item]
 
     # -- analyses ------------------------------------------------------------------------------

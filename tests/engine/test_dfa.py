@@ -268,6 +268,34 @@ def test_the_growing_tables_are_left_to_the_collector_untracked() -> None:
     assert splits and all(type(s) is tuple and not gc.is_tracked(s) for s in splits)
 
 
+def test_states_are_made_off_the_collectors_lists() -> None:
+    """With the C store, a state's pairs, its key in ``_ids`` and its row are untracked as they
+    are made, not at the next collection: a new row tracked was 256 visits for the next young
+    collection, and a tracked key tracks ``_ids`` again, whose every entry each full collection
+    then visits. So once a full collection has untracked ``_ids``, making states keeps it so."""
+    import gc
+
+    exprs = ExprSet(compiled=True)  # the Python store's are untracked by the collector's passes
+    lexer = Lexer(exprs, [translate(exprs, _EMAIL), translate(exprs, r"[a-z]+[0-9]*")])
+    dfa = lexer.dfa
+    gc.collect()
+    assert not gc.is_tracked(dfa._ids)
+    for text in (b"joe_", b"ann.b@x", b"zed9", b"q-q-q@qq.org"):
+        state = lexer.start([0, 1])
+        for byte in text:
+            lexer.row(state)  # whole rows (each published as a tuple) as well as single cells
+            state = lexer.step(state, byte)
+    assert len(dfa) > 10
+    tracked_keys = [key for key in dfa._ids if gc.is_tracked(key)]
+    assert not tracked_keys and not gc.is_tracked(dfa._ids)
+    assert not [pairs for pairs in dfa.pairs if gc.is_tracked(pairs) or any(gc.is_tracked(p) for p in pairs)]
+    rows = [row for row in dfa.rows if type(row) is tuple]
+    assert rows and not [row for row in rows if gc.is_tracked(row)]
+    for state, row in enumerate(dfa.rows):  # the rows say what the dense table says
+        if type(row) is tuple:
+            assert list(row) == (dfa._table[256 * state:256 * (state + 1)] - dfa_module.STORED).tolist()
+
+
 _EMAIL = r"[a-z][a-z0-9_.-]{0,40}@[a-z0-9-]+\.(com|org|net)"
 _ESCAPED = r'"([^"\\]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4})){0,20}"'
 
@@ -568,6 +596,26 @@ def _compare_hosts(fast: Lexer, slow: Lexer, texts: tuple[bytes, ...]) -> int:
 
 _HOST_TEXTS = (b'"', b'"imap', b'"imap.', b'"x', b'"xn-', b'"a.xn--', b'"mail.example.co',
                b'"a.b.c.d.e.f.g.h.i.j.k.l.m')
+
+
+def test_guarded_states_made_in_c_are_keyed_off_the_collectors_lists() -> None:
+    """A guarded state's key in ``_ids`` is (pairs, tags), a tuple C makes for it: untracked as
+    the state is made, so ``_ids`` stays untracked (see
+    ``test_states_are_made_off_the_collectors_lists``)."""
+    import gc
+
+    lexer = _host_lexer(compiled=True)
+    step, made_in_c = _walked(lexer)
+    gc.collect()
+    assert not gc.is_tracked(lexer.dfa._ids)
+    for text in _HOST_TEXTS:
+        state = lexer.start([0])
+        for byte in text:
+            state = step(state, byte)
+    assert made_in_c
+    guarded_keys = [key for key in lexer.dfa._ids if type(key[0]) is tuple and type(key[0][0]) is tuple]
+    assert guarded_keys and not [key for key in guarded_keys if gc.is_tracked(key)]
+    assert not gc.is_tracked(lexer.dfa._ids)
 
 
 @pytest.mark.skipif(not regex_module.COMPILED, reason="the C store is not built or not selected")

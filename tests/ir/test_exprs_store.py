@@ -347,3 +347,22 @@ def test_a_word_left_unread_by_the_other_members_is_caught() -> None:
     exprs._use_store(regex._exprs.Store(mutation=7))
     items = _intersections(exprs)
     assert exprs.store.witnessed(items["two endings"]) or exprs.store.witnessed(items["letters and digits"])
+
+
+def test_untracked_takes_tuples_of_atoms_off_the_collectors_lists() -> None:
+    """``untracked`` untracks a tuple of atoms, and one of such tuples, at once; a tuple holding
+    anything the collector must see (a list: a cycle could pass through it) stays tracked."""
+    import gc
+
+    from grammar_decode.ir.regex import untracked
+
+    inner = tuple([1, 2 ** 70, b"x", None])
+    outer = tuple([inner, (3, "four"), ()])
+    assert gc.is_tracked(inner) and gc.is_tracked(outer)
+    assert untracked(outer) is outer
+    assert not gc.is_tracked(outer) and not gc.is_tracked(inner)
+    holder: list[object] = []
+    keeps = tuple([(1, 2), holder])
+    assert untracked(keeps) is keeps and gc.is_tracked(keeps)
+    holder.append(keeps)  # the cycle the collector must still see
+    assert untracked(5) == 5 and untracked(holder) is holder and gc.is_tracked(holder)

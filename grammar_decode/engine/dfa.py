@@ -47,6 +47,10 @@ from .row_pages import RowPages
 DEAD = -1
 #: A transition not made yet (``LexemeDFA.dense``).
 UNBUILT = -2
+#: Whether ``LexemeDFA.start`` makes unguarded start states in C (``Store.make_start``); tests
+#: turn it off to compare with the Python path.
+_STARTS_IN_C = True
+
 #: The dense table holds each transition plus ``STORED``, so that ``UNBUILT`` is 0 there: a new
 #: table is zero pages, which the OS hands out only as rows are written (a mapping of
 #: ``MAX_STATES`` rows costs nothing up front), and it never has to grow by copying (a copy of
@@ -297,23 +301,32 @@ class LexemeDFA:
         key = _set_key(origins)
         found = self._starts.get(key)
         if found is None:
-            if origins.isdisjoint(self._guarded):
-                live = self._live_origins
-                pairs = []
-                for origin in origins:
-                    alive = live.get(origin)
-                    expr = self.origins[origin][0]
-                    if alive is None:
-                        alive = live[origin] = expr != NOTHING and not self.exprs.is_empty(expr)
-                    if alive:
-                        pairs.append((origin, expr))
-                pairs.sort()
-                found = self._intern_live(tuple(pairs)) if pairs else DEAD
-            else:
-                tags = {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None}
-                found = self._intern([(origin, self.origins[origin][0]) for origin in origins], tags)
+            unguarded = origins.isdisjoint(self._guarded)
+            if unguarded and self._store is not None and _STARTS_IN_C:
+                # in one C call (``Store.make_start``): the pairs, their emptiness, the state
+                # interned; None where an emptiness is left to Python's search
+                found = self._store.make_start(self._core, key, self.origins, self._live_origins)
+            if found is None:
+                found = self._unguarded_start(origins) if unguarded else self._intern(
+                    [(origin, self.origins[origin][0]) for origin in origins],
+                    {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None})
             self._starts[key] = found
         return found
+
+    def _unguarded_start(self, origins: frozenset[int]) -> int:
+        """``start`` of origins none of which is guarded, in Python: the pairs of the origins whose
+        expression matches anything (asked once per origin), interned."""
+        live = self._live_origins
+        pairs = []
+        for origin in origins:
+            alive = live.get(origin)
+            expr = self.origins[origin][0]
+            if alive is None:
+                alive = live[origin] = expr != NOTHING and not self.exprs.is_empty(expr)
+            if alive:
+                pairs.append((origin, expr))
+        pairs.sort()
+        return self._intern_live(tuple(pairs)) if pairs else DEAD
 
     def without(self, state: int, origin: int, excluded: int) -> int:
         """``state`` with the texts of ``excluded`` (an expression) taken out of ``origin``'s

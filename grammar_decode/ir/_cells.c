@@ -352,3 +352,117 @@ done:
     PyBuffer_Release(&accepts);
     return result;
 }
+
+/* Store.make_start(core, key, origins, alive) -> int or None: engine/dfa.py's LexemeDFA.start for
+   a set of origins none of which is guarded, in one call. `key` is the set as _set_key writes it
+   (sorted, four bytes each, little-endian), `origins` the DFA's list of (expression, guard) per
+   origin, `alive` its dict from origin to whether the expression matches anything
+   (LexemeDFA._live_origins), read and written here. An origin whose expression may be empty (it
+   holds & or ¬ and is not nullable) is decided as step_live decides a derivative: by its
+   structure, a word, or the bounded search; where those leave it undecided, the answer is None and
+   Python starts the state. Otherwise the live pairs (origin, expression), in the key's order, are
+   interned as make_cell interns a cell's (intern_live: looked up in ids, or appended under the
+   DFA's lock; None where the state would be at or past the limit). Returns the state, or DEAD
+   (-1) where no origin's expression matches anything. */
+PyObject *store_make_start(Store *s, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != CORE_SIZE || !PyBytes_Check(args[1]) ||
+        !PyList_Check(args[2]) || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "make_start(core: a tuple of 14, key: bytes, origins: list, alive: dict)");
+        return NULL;
+    }
+    PyObject *const *core = &PyTuple_GET_ITEM(args[0], 0);
+    PyObject *origins = args[2], *alive = args[3];
+    Py_ssize_t size = PyBytes_GET_SIZE(args[1]);
+    if (size % 4) {
+        PyErr_SetString(PyExc_ValueError, "make_start: a key is four bytes per origin");
+        return NULL;
+    }
+    long limit = PyLong_AsLong(core[LIMIT]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    const unsigned char *raw = (const unsigned char *)PyBytes_AS_STRING(args[1]);
+    Py_ssize_t count = size / 4, kept = 0;
+    PyObject *live = PyTuple_New(count), *result = NULL;
+    if (!live) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint32_t origin = (uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
+                          (uint32_t)raw[4 * i + 3] << 24;
+        if ((Py_ssize_t)origin >= PyList_GET_SIZE(origins)) {
+            PyErr_SetString(PyExc_IndexError, "make_start: no such origin");
+            goto done;
+        }
+        PyObject *entry = PyList_GET_ITEM(origins, origin);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) {
+            PyErr_SetString(PyExc_TypeError, "make_start: an origin is (expression, guard)");
+            goto done;
+        }
+        if (PyTuple_GET_ITEM(entry, 1) != Py_None) {  /* guarded: Python's */
+            Py_INCREF(Py_None);
+            result = Py_None;
+            goto done;
+        }
+        PyObject *expr = PyTuple_GET_ITEM(entry, 0);
+        int32_t e = node_arg(s, expr);
+        if (e < 0) goto done;
+        PyObject *name = PyLong_FromUnsignedLong(origin);
+        if (!name) goto done;
+        PyObject *known = PyDict_GetItemWithError(alive, name);  /* borrowed */
+        int matches;
+        if (known) matches = known == Py_True;
+        else if (PyErr_Occurred()) {
+            Py_DECREF(name);
+            goto done;
+        } else {
+            const Node *node = &s->nodes[e];
+            int shown = e == NOTHING ? 2 : node->nullable || !(node->flags & HAS_BOOLEAN) || s->mutation == 10
+                                                   ? 1 : surely_nonempty(s, e);  /* 10 (tests only): no search */
+            if (shown == 0) {
+                int fuel = WITNESS_FUEL;
+                shown = witnessed(s, e, &fuel);
+                if (shown == 0) shown = searched(s, e);
+            }
+            if (shown <= 0) {  /* an error, or undecided: Python's search */
+                Py_DECREF(name);
+                if (shown == 0) {
+                    Py_INCREF(Py_None);
+                    result = Py_None;
+                }
+                goto done;
+            }
+            matches = shown == 1;
+            if (PyDict_SetItem(alive, name, matches ? Py_True : Py_False) < 0) {
+                Py_DECREF(name);
+                goto done;
+            }
+        }
+        if (matches) {
+            PyObject *pair = PyTuple_Pack(2, name, expr);
+            if (!pair) {
+                Py_DECREF(name);
+                goto done;
+            }
+            PyObject_GC_UnTrack(pair);
+            PyTuple_SET_ITEM(live, kept++, pair);
+        }
+        Py_DECREF(name);
+    }
+    if (_PyTuple_Resize(&live, kept) < 0) return NULL;  /* live is freed on failure */
+    if (kept == 0) {
+        result = PyLong_FromLong(DEAD);
+        goto done;
+    }
+    PyObject_GC_UnTrack(live);
+    Py_buffer accepts;
+    if (PyObject_GetBuffer(core[ACCEPTS], &accepts, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+    Guarded none = {-1, 0, core[NO_TAGS]};
+    long state = accepts.itemsize != 1 ? -3 : intern_live(s, core, live, live, &none, (uint8_t *)accepts.buf,
+                                                            accepts.len, limit);
+    PyBuffer_Release(&accepts);
+    if (state == -3) PyErr_SetString(PyExc_ValueError, "make_start: accepts is not uint8");
+    else if (state == -2) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else if (state >= 0) result = PyLong_FromLong(state);
+done:
+    Py_XDECREF(live);
+    return result;
+}

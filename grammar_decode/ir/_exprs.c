@@ -24,6 +24,7 @@
      step_pairs(pairs, byte)  a lexer transition over (origin, expr) pairs: the live derivatives,
                               and the bytes that share them
      make_cell(core, state, byte)  a lexer transition made, interned and written (ir/_cells.c)
+     make_start(core, key, origins, alive)  a lexer start state made and interned (ir/_cells.c)
      decide(item), witnessed(item), use_decided(memo)  emptiness of intersections (ir/_empty.c)
    Module function fill_class(table, offset, klass, value): one byte class of a dense-table row.
    Attributes kinds, nullables, args: read-only sequences over the nodes, as the Python store's
@@ -1152,6 +1153,8 @@ static PyMethodDef store_methods[] = {
      "witnessed(expr) -> whether its structure shows expr non-empty (a word of it found); False decides nothing."},
     {"make_cell", (PyCFunction)(void (*)(void))store_make_cell, METH_FASTCALL,
      "make_cell(core, state, byte) -> the state a lexer transition leads to, made and written (ir/_cells.c), or None."},
+    {"make_start", (PyCFunction)(void (*)(void))store_make_start, METH_FASTCALL,
+     "make_start(core, key, origins, alive) -> the state before any byte of unguarded origins (ir/_cells.c), or None."},
     {"first_bytes", (PyCFunction)store_first_bytes, METH_O, "The bytes that may start the node."},
     {"byte_classes", (PyCFunction)store_byte_classes, METH_O,
      "The bytes in classes with equal derivatives (first positions only), by least byte."},

@@ -59,7 +59,8 @@ typedef struct {
                      6 has make_cell not narrow a guarded state's class to the guard's,
                      7 has an intersection's witness word go unchecked by its other members,
                      8 has the probe for a word take the first derivative it expands as one,
-                     9 has the probe and the search for a word try each node's first byte class alone */
+                     9 has the probe and the search for a word try each node's first byte class alone,
+                     10 has make_start take every origin's expression as matching something */
 } Store;
 
 extern PyTypeObject StoreType;
@@ -96,6 +97,7 @@ int32_t node_arg(Store *s, PyObject *value);
 PyObject *mask_to_int(const uint64_t mask[4]);
 PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids *unsure);
 PyObject *store_make_cell(Store *s, PyObject *const *args, Py_ssize_t nargs);
+PyObject *store_make_start(Store *s, PyObject *const *args, Py_ssize_t nargs);
 /* _cells.c: 256 cells of a dense table's row, each less `bias`, as a tuple of ints the cyclic
    collector does not track (ints only: it can be in no cycle; tracked, each new row cost 256
    visits in the next young collection). Equal targets share one int object. */

@@ -566,6 +566,60 @@ def _host_lexer(compiled: bool, mutation: int = 0, loose: bool = False) -> Lexer
     return Lexer(exprs, [host], {0: A_LABELS})
 
 
+def _start_lexer(mutation: int = 0) -> Lexer:
+    """Lexemes whose start states cover every way ``make_start`` decides an origin: literal keys,
+    a string, a string less the keys (non-empty by its structure), one that is empty though
+    made of & and ¬ (only a search tells), and one that matches the empty text."""
+    exprs = ExprSet(compiled=True)
+    if mutation:
+        exprs._use_store(regex_module._exprs.Store(mutation=mutation))
+    keys = [exprs.literal(b'"' + name + b'"') for name in (b"name", b"size")]
+    string = translate(exprs, r'"[a-z]*"')
+    other = exprs.difference(string, exprs.alt(*keys))
+    empty = exprs.difference(keys[0], exprs.alt(*keys))
+    assert empty != regex_module.NOTHING  # left for a search to decide
+    return Lexer(exprs, [*keys, string, other, empty, translate(exprs, r"[0-9]*")])
+
+
+@pytest.mark.parametrize("mutation", [0, 10])
+def test_start_states_made_in_c_equal_those_made_in_python(mutation: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Store.make_start`` starts the lexer on every set of lexemes as ``LexemeDFA.start``
+    does in Python (the same pairs, so the same futures), and answers them all itself (the
+    empty lexeme's search included); a store that takes every expression as matching something
+    (mutation 10) is caught."""
+    from itertools import combinations
+
+    fast, slow = _start_lexer(mutation), _start_lexer()
+    in_python: list[frozenset[int]] = []
+    unguarded = dfa_module.LexemeDFA._unguarded_start
+
+    def counted(dfa: dfa_module.LexemeDFA, origins: frozenset[int]) -> int:
+        if dfa is fast.dfa:
+            in_python.append(origins)
+        return unguarded(dfa, origins)
+
+    monkeypatch.setattr(dfa_module.LexemeDFA, "_unguarded_start", counted)
+    sets = [list(c) for size in (1, 2, 3, 6) for c in combinations(range(6), size)]
+    mismatches = []
+    for lexemes in sets:
+        monkeypatch.setattr(dfa_module, "_STARTS_IN_C", True)
+        a = fast.start(lexemes)
+        monkeypatch.setattr(dfa_module, "_STARTS_IN_C", False)
+        b = slow.start(lexemes)
+        if (a == DEAD) != (b == DEAD) or (a != DEAD and (fast.pairs[a] != slow.pairs[b] or
+                                                          fast.accepting[a] != slow.accepting[b] or
+                                                          fast.dfa.closed[a] != slow.dfa.closed[b])):
+            mismatches.append(lexemes)
+        elif a != DEAD:
+            _compare_stores(fast, a, slow, b, depth=2, limit=20)
+    if mutation:
+        assert mismatches
+        return
+    assert not mismatches, mismatches[:5]
+    assert not in_python
+    assert fast.start([4]) == DEAD and not fast.dfa._live_origins[fast.origin_of[4]]
+
+
 def _walked(lexer: Lexer) -> "tuple[object, object]":
     """A cell as a compiled walk makes it: ``make_cell`` in C, else ``dense_cell`` in Python,
     then read from the dense table; and a list of the cells C made for guarded states."""

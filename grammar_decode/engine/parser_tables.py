@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import GrammarError
 from ..ir.grammar import Grammar
+from ..ir.regex import untracked
 from ..limits import active, check_deadline
 from ..lru import ByteBoundedLRU
 from .transform import empty_lexemes, rewrite, too_large
@@ -138,9 +139,13 @@ def build_tables(grammar: Grammar, max_size: int, empty: frozenset[int] | None =
         check_deadline()
     lexeme_firsts = tuple(tuple(p for p in starts if 0 <= flat[p] < END) for starts in rule_firsts)
     other_firsts = tuple(tuple(p for p in starts if not 0 <= flat[p] < END) for starts in rule_firsts)
+    # tuples of ints (or of such tuples) off the collector's lists at once: the cache keeps them,
+    # and a tuple of tuples is untracked only by a collection of the generation it has reached
+    # (a full one, which visited thousands of items per table of every grammar compiled since)
+    flat, rule_firsts, lexeme_firsts, other_firsts = map(untracked, (flat, rule_firsts, lexeme_firsts, other_firsts))
     return ParserTables(
         symbols=flat, firsts=rule_firsts, lexeme_firsts=lexeme_firsts, other_firsts=other_firsts,
-        start=rewritten.start, start_nullable=rewritten.start_nullable, new_rules=tuple(rewritten.new_rules),
+        start=rewritten.start, start_nullable=rewritten.start_nullable, new_rules=untracked(tuple(rewritten.new_rules)),
         peak_size=rewritten.peak_size, nesting=nesting,
         flat=_flat_arrays(flat, lexeme_firsts, other_firsts, nesting, len(grammar.lexeme_exprs)))
 
@@ -318,7 +323,7 @@ class _Nesting:
             at = by_distance[bounds[step]:bounds[step + 1]]
             net_rest[at] = symbol_net[at] + net_rest[at + 1]
             peak_rest[at] = np.maximum(symbol_peak[at], symbol_net[at] + peak_rest[at + 1])
-        self.peak_rest, self.net_rest = tuple(peak_rest.tolist()), tuple(net_rest.tolist())
+        self.peak_rest, self.net_rest = untracked(tuple(peak_rest.tolist())), untracked(tuple(net_rest.tolist()))
 
     def _alternative_net(self, first: int, rule_net: dict[int, int]) -> int | None:
         symbols, total, position = self.symbols, 0, first

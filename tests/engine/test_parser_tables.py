@@ -97,3 +97,19 @@ def test_the_cache_is_bounded_and_reports() -> None:
         gd.compile_json_schema({"type": "array", "items": {"type": "boolean"}, "minItems": 2})
     info = parser_tables.cache_info()
     assert info["bytes"] <= parser_tables.CACHE_BYTES and info["entries"] > 0 and info["hits"] > 0
+
+
+def test_the_tables_are_made_off_the_collectors_lists() -> None:
+    """The tables' tuples (of ints, or of tuples of ints) are untracked as they are made: the
+    cache keeps them, and a tuple of tuples left tracked waits for a full collection to untrack
+    it, which then visits every item of every table compiled since."""
+    import gc
+
+    grammar = gd.compile_json_schema({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}},
+                                                                       "b": {"enum": ["x", "y"]}}}).ir
+    tables = build_tables(grammar, 10 ** 6, empty_lexemes(grammar))
+    fields = [tables.symbols, tables.firsts, tables.lexeme_firsts, tables.other_firsts, tables.new_rules]
+    assert tables.nesting is not None
+    fields += [tables.nesting.peak_rest, tables.nesting.net_rest]
+    assert all(type(f) is tuple and len(f) for f in fields[:4])
+    assert not [f for f in fields if gc.is_tracked(f)]

@@ -249,9 +249,7 @@ class LexemeDFA:
         their ``live_tags``."""
         exprs = self.exprs
         origins = self.origins
-        # tuples of ints, off the collector's lists: as keys of ``_ids`` they would track the dict
-        # again, and each full collection then visited all its entries (one per state)
-        key: object = untracked((live, live_tags) if live_tags else live)
+        key: object = (live, live_tags) if live_tags else live
         found = self._ids.get(key)
         if found is not None:
             return found
@@ -273,6 +271,10 @@ class LexemeDFA:
             self._accepts[state] = 1 if accepting else 0
             self.rows.append(None)
             self.tags.append(live_tags)
+            # tuples of ints, off the collector's lists (``live`` with the key): as a key of ``_ids``
+            # a tracked one would track the dict again, and each full collection then visited all
+            # its entries (one per state)
+            key = untracked(key)
             self.pairs.append(live)
             self._ids[key] = state  # published last: readers only see complete states
             if state + 1 == MAX_STATES:

@@ -412,14 +412,7 @@ PyObject *store_make_start(Store *s, PyObject *const *args, Py_ssize_t nargs) {
             Py_DECREF(name);
             goto done;
         } else {
-            const Node *node = &s->nodes[e];
-            int shown = e == NOTHING ? 2 : node->nullable || !(node->flags & HAS_BOOLEAN) || s->mutation == 10
-                                                   ? 1 : surely_nonempty(s, e);  /* 10 (tests only): no search */
-            if (shown == 0) {
-                int fuel = WITNESS_FUEL;
-                shown = witnessed(s, e, &fuel);
-                if (shown == 0) shown = searched(s, e);
-            }
+            int shown = s->mutation == 10 && e != NOTHING ? 1 : emptiness_of(s, e);  /* 10 (tests only): no search */
             if (shown <= 0) {  /* an error, or undecided: Python's search */
                 Py_DECREF(name);
                 if (shown == 0) {

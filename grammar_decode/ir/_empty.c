@@ -456,15 +456,23 @@ PyObject *store_use_decided(Store *s, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+int emptiness_of(Store *s, int32_t d) {
+    if (d == NOTHING) return 2;
+    const Node *node = &s->nodes[d];
+    /* free of & and ¬, a node is non-empty: the constructors reduce an empty one to NOTHING */
+    if (node->nullable || !(node->flags & HAS_BOOLEAN) || surely_nonempty(s, d)) return 1;
+    int fuel = WITNESS_FUEL;
+    int shown = witnessed(s, d, &fuel);
+    return shown == 0 ? searched(s, d) : shown;
+}
+
 /* decide(expr) -> 0, 1 or 2: whether expr is empty as the store can tell at once (1: a word shown,
    witnessed; 2: empty, searched; 0: not decided within the search's bound, for the Python set's
    search). ExprSet.is_empty asks it first. */
 PyObject *store_decide(Store *s, PyObject *arg) {
     int32_t d = node_arg(s, arg);
     if (d < 0) return NULL;
-    int fuel = WITNESS_FUEL;
-    int found = d == NOTHING ? 2 : s->nodes[d].nullable ? 1 : witnessed(s, d, &fuel);
-    if (found == 0) found = searched(s, d);
+    int found = emptiness_of(s, d);
     if (found < 0) return NULL;
     return PyLong_FromLong(found);
 }

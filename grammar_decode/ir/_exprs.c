@@ -874,20 +874,15 @@ PyObject *step_live(Store *s, PyObject *pairs, int byte, uint64_t klass[4], Ids 
             if (!out) { Py_CLEAR(live); goto done; }
             PyObject_GC_UnTrack(out);  /* two ints: in no cycle (and no visit by a young collection) */
         }
-        if (!s->nodes[d].nullable && (s->nodes[d].flags & HAS_BOOLEAN) && s->mutation != 3 && !surely_nonempty(s, d)) {
-            /* shown non-empty by a word, or decided by a bounded search; else Python's search */
-            int fuel = WITNESS_FUEL;
-            int shown = witnessed(s, d, &fuel);
-            if (shown == 0) shown = searched(s, d);
-            if (shown == 2) {  /* empty: the pair dies */
-                Py_DECREF(out);
-                continue;
-            }
-            if (shown < 0 || (!shown && ids_push(unsure, (int32_t)kept) < 0)) {
-                Py_DECREF(out);
-                Py_CLEAR(live);
-                goto done;
-            }
+        int shown = s->mutation == 3 ? 1 : emptiness_of(s, d);  /* 3: never reported as may be empty */
+        if (shown == 2) {  /* empty: the pair dies */
+            Py_DECREF(out);
+            continue;
+        }
+        if (shown < 0 || (!shown && ids_push(unsure, (int32_t)kept) < 0)) {  /* undecided: Python's search */
+            Py_DECREF(out);
+            Py_CLEAR(live);
+            goto done;
         }
         PyTuple_SET_ITEM(live, kept++, out);
     }

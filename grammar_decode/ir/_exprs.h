@@ -112,6 +112,10 @@ int untrack_tuples(PyObject *o, int depth);
 int surely_nonempty(Store *s, int32_t d);
 int witnessed(Store *s, int32_t d, int *fuel);
 int searched(Store *s, int32_t item);
+/* Whether d is empty, by every means the store has: nullable or free of & and ¬ (non-empty),
+   its structure (surely_nonempty), a word (witnessed), the bounded search (searched); 1, 2, 0 or
+   -1 as above. step_live, make_start and decide() ask this. */
+int emptiness_of(Store *s, int32_t d);
 PyObject *store_use_decided(Store *s, PyObject *arg);
 PyObject *store_decide(Store *s, PyObject *arg);
 PyObject *store_witnessed(Store *s, PyObject *arg);

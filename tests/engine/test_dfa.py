@@ -618,6 +618,10 @@ def test_start_states_made_in_c_equal_those_made_in_python(mutation: int, monkey
     assert not mismatches, mismatches[:5]
     assert not in_python
     assert fast.start([4]) == DEAD and not fast.dfa._live_origins[fast.origin_of[4]]
+    import gc
+
+    # the Python path's keys are untracked as they are interned, as C's are
+    assert not [key for key in slow.dfa._ids if gc.is_tracked(key)]
 
 
 def _walked(lexer: Lexer) -> "tuple[object, object]":

@@ -7,7 +7,7 @@ a server) → ``grammar.matcher(vocab)`` → ``Matcher`` (per request).
 """
 
 from .cache import GrammarCache
-from .compile import compile_grammar, compile_json_schema, compile_regex
+from .compile import compile_grammar, compile_json_schema, compile_regex, compile_triggered
 from .errors import (
     CompileTimeout,
     GrammarAdmitsNothing,
@@ -53,6 +53,7 @@ __all__ = [
     "compile_grammar",
     "compile_json_schema",
     "compile_regex",
+    "compile_triggered",
     "fill_bitmasks",
     "generate",
 ]

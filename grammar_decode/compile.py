@@ -16,6 +16,7 @@ from .frontends.lark import lark_grammar
 from .frontends.regex import regex_grammar
 from .gcpause import collection_paused
 from .grammar import CompiledGrammar
+from .ir.compose import after_trigger
 from .ir.grammar import Grammar
 from .limits import DEFAULT_LIMITS, Limits, applied
 
@@ -133,3 +134,36 @@ def compile_grammar(text: str, start: str = "start", *, limits: Limits = DEFAULT
     """
     with applied(limits, timed=True), collection_paused():
         return CompiledGrammar(lark_grammar(text, start), f"lark grammar (start {start!r})", limits=limits)
+
+
+def compile_triggered(constraint: CompiledGrammar, trigger: str, *, required: bool = False, end: str = "",
+                      limits: Limits | None = None) -> CompiledGrammar:
+    """Free text until ``trigger``, then ``constraint``: the texts are free text in which
+    ``trigger`` does not occur (none when ``required``), or such free text, ``trigger``, a text
+    of ``constraint`` and ``end``. The split is exact: the constraint starts right after the
+    first occurrence of the trigger (``ir/compose.py``).
+
+    For a tool call a model may or may not make (``compile_triggered(call, "<tool_call>",
+    end="</tool_call>")``) and an answer after a reasoning block (``compile_triggered(answer,
+    "</think>", required=True)``). The free part is any UTF-8 text, so a closing budget cannot
+    force the trigger: with ``required`` and a tight ``max_tokens`` the shortest completion is
+    ``trigger`` plus the constraint's shortest text, as ``min_completion_tokens`` counts.
+
+    Args:
+        limits: caps of the new compile (default: ``constraint``'s).
+
+    Raises:
+        ValueError: an empty ``trigger``; ``TypeError`` for a ``constraint`` that is not a
+            ``CompiledGrammar`` or texts that are not str.
+        GrammarTooLarge, CompileTimeout: past the ``limits``.
+    """
+    if not isinstance(constraint, CompiledGrammar):
+        raise TypeError(f"constraint must be a CompiledGrammar, not {type(constraint).__name__}")
+    if not isinstance(trigger, str) or not isinstance(end, str):
+        raise TypeError("trigger and end are str")
+    limits = constraint.limits if limits is None else limits
+    with applied(limits, timed=True), collection_paused():
+        grammar = after_trigger(constraint.ir, trigger.encode("utf-8"), required=required, end=end.encode("utf-8"))
+        what = "required" if required else "optional"
+        return CompiledGrammar(grammar, f"free text, then {trigger!r} ({what}) and {constraint.description}",
+                               limits=limits)

@@ -30,7 +30,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
-from .compile import compile_grammar, compile_json_schema, compile_regex
+from .compile import compile_grammar, compile_json_schema, compile_regex, compile_triggered
 from .errors import GrammarDecodeError
 from .frontends.json_schema import parse_schema
 from .grammar import CompiledGrammar
@@ -85,6 +85,14 @@ class GrammarCache:
         key = ("lark", text, start, rest) if isinstance(text, str) and isinstance(start, str) and rest is not None \
             else None
         return self._get(key, lambda: compile_grammar(text, start, **options))
+
+    def triggered(self, constraint: CompiledGrammar, trigger: str, **options: Any) -> CompiledGrammar:
+        """``compile_triggered(constraint, trigger, **options)``, from the cache: keyed by the
+        constraint's identity (the entry holds it, so the id stays its own), so pass a grammar
+        this cache returned to share entries across requests."""
+        rest = _options_key(options)
+        key = ("triggered", id(constraint), trigger, rest) if isinstance(trigger, str) and rest is not None else None
+        return self._get(key, lambda: compile_triggered(constraint, trigger, **options), keep=constraint)
 
     def _get(self, key: Hashable | None, compile_it: Callable[[], CompiledGrammar], keep: Any = None
              ) -> CompiledGrammar:

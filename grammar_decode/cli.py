@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import re
+import socket
 import sys
 import time
 import warnings
@@ -236,6 +237,25 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--draft", choices=DRAFTS, default=None,
                      help="read the schema as this JSON Schema draft does (default: the draft its $schema "
                           "names, else a reading every draft agrees with)")
+    serve = commands.add_parser(
+        "serve", help="serve a model over an OpenAI-compatible HTTP API with exact structured output",
+        description="An OpenAI-compatible server (POST /v1/chat/completions, /v1/completions; GET /v1/models, "
+                    "/health) whose response_format, tools and structured_outputs are enforced exactly by "
+                    "token masks. Needs pip install -e '.[serve]'. Serves until interrupted.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default %(default)s; 0: any free port, printed)")
+    serve.add_argument("--model", type=Path, help="GGUF model file (default: the embedded Gemma 3 270M)")
+    serve.add_argument("--context", type=int, default=4096,
+                       help="context in tokens, prompt plus completion (default %(default)s)")
+    serve.add_argument("--chat-template", type=Path, metavar="FILE",
+                       help="a Jinja chat template (default: the GGUF's, else a plain User:/Assistant: transcript)")
+    serve.add_argument("--max-queue", type=int, default=32,
+                       help="requests in flight, running and waiting, before 503 (default %(default)s)")
+    serve.add_argument("--max-body-bytes", type=int, default=4 << 20,
+                       help="largest request body before 413 (default %(default)s)")
+    serve.add_argument("--compile-seconds", type=float, default=Limits().compile_seconds,
+                       help="wall-clock limit of compiling one constraint (default %(default)s s)")
+    serve.add_argument("--verbose", action="store_true", help="llama.cpp's log lines and uvicorn's access log")
     install = commands.add_parser(
         "install-llama-cpp",
         help="build llama-cpp-python for any x86-64 CPU (no AVX-512/AMX; once) and install it",
@@ -329,6 +349,53 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0 if valid else 1
 
 
+def run_serve(args: argparse.Namespace) -> int:
+    """``grammar-decode serve``: load the model, bind, serve until interrupted (exit status 0)."""
+    if not 0 <= args.port <= 65535:
+        raise UsageError("--port must be 0..65535")
+    for name in ("context", "max_queue", "max_body_bytes"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    if not args.compile_seconds > 0:
+        raise UsageError("--compile-seconds must be > 0")
+    try:
+        import uvicorn
+
+        from .server.app import ServerLimits, create_app
+        from .server.backend import Backend
+    except ImportError as exc:
+        raise UsageError(f"the server needs its extra: pip install -e '.[serve]' in a checkout ({exc})") from exc
+    template = None
+    if args.chat_template is not None:
+        template = load_grammar_file(str(args.chat_template))
+    model = args.model if args.model is not None else default_model_path()
+    if not model.is_file():
+        raise UsageError(f"model file {str(model)!r} does not exist or is not a file")
+    try:
+        llama_cpp_setup.probe(model)
+    except llama_cpp_setup.LlamaCppUnusable as exc:
+        raise UsageError(str(exc)) from exc
+    _progress(f"loading {model.name} with llama.cpp...")
+    try:
+        backend = Backend(model, n_ctx=args.context, chat_template=template, verbose=args.verbose)
+    except (VocabularyError, ValueError, RuntimeError, OSError) as exc:
+        raise UsageError(f"cannot load {model}: {exc}") from exc
+    limits = ServerLimits(max_queue=args.max_queue, max_body_bytes=args.max_body_bytes,
+                          limits=Limits(compile_seconds=args.compile_seconds))
+    app = create_app(backend, limits)
+    listener = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((args.host, args.port))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+    port = listener.getsockname()[1]
+    _progress(f"serving {backend.model_id} at http://{args.host}:{port}/v1 (Ctrl-C stops)")
+    config = uvicorn.Config(app, log_level="info" if args.verbose else "warning", access_log=args.verbose)
+    uvicorn.Server(config).run(sockets=[listener])
+    return 0
+
+
 def _validates(schema: Any, document: Any, draft: str | None, resources: dict[str, Any]) -> bool:
     """Second opinion from the ``jsonschema`` validator of the schema's draft when it is installed
     (the grammar's own acceptance already implies validity), the ``--resource`` documents in its
@@ -357,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "install-llama-cpp":
         return llama_cpp_setup.main(["--rebuild"] if args.rebuild else [])
     try:
+        if args.command == "serve":
+            return run_serve(args)
         return run_generate(args)
     except (UsageError, GrammarDecodeError) as exc:
         # every typed error, at compile time or while generating, is one line and exit status 2

@@ -137,7 +137,7 @@ def compile_grammar(text: str, start: str = "start", *, limits: Limits = DEFAULT
 
 
 def compile_triggered(constraint: CompiledGrammar, trigger: str, *, required: bool = False, end: str = "",
-                      limits: Limits | None = None) -> CompiledGrammar:
+                      free_text: bool = True, limits: Limits | None = None) -> CompiledGrammar:
     """Free text until ``trigger``, then ``constraint``: the texts are free text in which
     ``trigger`` does not occur (none when ``required``), or such free text, ``trigger``, a text
     of ``constraint`` and ``end``. The split is exact: the constraint starts right after the
@@ -150,6 +150,8 @@ def compile_triggered(constraint: CompiledGrammar, trigger: str, *, required: bo
     ``trigger`` plus the constraint's shortest text, as ``min_completion_tokens`` counts.
 
     Args:
+        free_text: False leaves the free part out: the texts are ``trigger``, a text of
+            ``constraint`` and ``end`` (a tool call that must come at once).
         limits: caps of the new compile (default: ``constraint``'s).
 
     Raises:
@@ -163,7 +165,8 @@ def compile_triggered(constraint: CompiledGrammar, trigger: str, *, required: bo
         raise TypeError("trigger and end are str")
     limits = constraint.limits if limits is None else limits
     with applied(limits, timed=True), collection_paused():
-        grammar = after_trigger(constraint.ir, trigger.encode("utf-8"), required=required, end=end.encode("utf-8"))
-        what = "required" if required else "optional"
+        grammar = after_trigger(constraint.ir, trigger.encode("utf-8"), required=required, end=end.encode("utf-8"),
+                                free_text=free_text)
+        what = "no free text" if not free_text else "required" if required else "optional"
         return CompiledGrammar(grammar, f"free text, then {trigger!r} ({what}) and {constraint.description}",
                                limits=limits)

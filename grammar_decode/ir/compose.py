@@ -25,9 +25,11 @@ from .kinds import ALL_BYTES
 from .utf8 import any_char
 
 
-def after_trigger(inner: Grammar, trigger: bytes, *, required: bool = False, end: bytes = b"") -> Grammar:
+def after_trigger(inner: Grammar, trigger: bytes, *, required: bool = False, end: bytes = b"",
+                  free_text: bool = True) -> Grammar:
     """The grammar "free text without ``trigger``, then optionally ``trigger`` + ``inner`` +
-    ``end``" (``trigger`` required when ``required``), described in the module docstring.
+    ``end``" (``trigger`` required when ``required``), described in the module docstring. Without
+    ``free_text``: ``trigger`` + ``inner`` + ``end`` alone (``required`` is then implied).
 
     Raises:
         ValueError: an empty ``trigger``, one or an ``end`` that is not UTF-8, or a grammar
@@ -49,11 +51,12 @@ def after_trigger(inner: Grammar, trigger: bytes, *, required: bool = False, end
     mark = exprs.literal(trigger)
     holds = exprs.concat(exprs.star(byte), mark, exprs.star(byte))
     # free text, then the trigger, which occurs nowhere before its end
-    until = exprs.both(exprs.concat(exprs.star(char), mark), exprs.negate(exprs.concat(exprs.star(byte), mark, exprs.plus(byte))))
+    until = exprs.both(exprs.concat(exprs.star(char), mark), exprs.negate(exprs.concat(exprs.star(byte), mark, exprs.plus(byte)))) \
+        if free_text else mark
     start = grammar.rule("free text, then the constraint")
     tail: tuple[int, ...] = (grammar.lexeme(exprs.literal(end), "end"),) if end else ()
-    grammar.define(start, [(grammar.lexeme(until, "free text, then the trigger"), inner.start) + tail])
-    if not required:
+    grammar.define(start, [(grammar.lexeme(until, "free text, then the trigger" if free_text else "trigger"), inner.start) + tail])
+    if free_text and not required:
         free = exprs.both(exprs.plus(char), exprs.negate(holds))
         grammar.define(start, [(grammar.lexeme(free, "free text"),), ()])
     grammar.start = start

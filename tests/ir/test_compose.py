@@ -52,6 +52,13 @@ def test_required_trigger_language(call: gd.CompiledGrammar) -> None:
     )
 
 
+def test_without_free_text_the_trigger_comes_first(call: gd.CompiledGrammar) -> None:
+    grammar = gd.compile_triggered(call, "<tool_call>", end="</tool_call>", free_text=False)
+    _language(grammar, accepted=["<tool_call>{\"name\":\"x\"}</tool_call>"],
+              rejected=["", "a<tool_call>{\"name\":\"x\"}</tool_call>", "{\"name\":\"x\"}"],
+              prefixes=["<tool", "<tool_call>{"])
+
+
 def test_a_trigger_that_overlaps_itself_splits_at_its_first_occurrence() -> None:
     """``aa`` in ``aaa``: the free part is empty and the constraint gets the third ``a``, never the
     free part ``a`` before a trigger that would already have occurred."""

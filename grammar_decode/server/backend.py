@@ -1,0 +1,218 @@
+"""The model behind the server: one llama.cpp model, its vocabulary, its chat prompt, and the
+sampling loop that masks every token with a request's matcher.
+
+One model serves one request at a time (llama.cpp's context is not shared between threads): the
+server calls ``Backend.generate`` from a single worker thread. The loop is the library's
+``generate`` with what a server needs beside it: ``top_p``, stop strings, a callback per piece of
+decoded text (streaming), and a cancel flag read before every token (a client that went away
+frees the model at once).
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..generation import sample
+from ..grammar import CompiledGrammar
+from ..masking.logits import masked_logits
+from ..vocab import Vocabulary
+from .protocol import Sampling
+
+#: finish reasons, as OpenAI names them
+STOP, LENGTH = "stop", "length"
+
+
+@dataclass
+class Output:
+    """One completion: its text, token ids and why it ended (``stop``: the text is complete or a
+    stop string came; ``length``: ``max_tokens`` ran out first)."""
+
+    text: str
+    token_ids: list[int]
+    finish_reason: str
+
+
+class Cancelled(Exception):
+    """The request's client went away."""
+
+
+def draw(logits: np.ndarray, temperature: float, top_p: float, rng: np.random.Generator) -> int:
+    """A token from logits already masked (-inf outside): greedy at temperature 0, else softmax
+    sampling, restricted to the smallest set of the likeliest tokens whose probability reaches
+    ``top_p``. O(allowed) plus a sort of the allowed where ``top_p`` < 1."""
+    if temperature <= 0 or top_p >= 1.0:
+        return sample(logits, temperature, rng)
+    candidates = np.flatnonzero(logits > -np.inf)
+    values = logits[candidates].astype(np.float64) / temperature
+    values -= values.max()
+    weights = np.exp(values)
+    order = np.argsort(-weights, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    keep = order[: int(np.searchsorted(cumulative, top_p * cumulative[-1])) + 1]
+    kept = weights[keep]
+    pick = int(np.searchsorted(np.cumsum(kept), rng.random() * kept.sum(), side="right"))
+    return int(candidates[keep[min(pick, len(keep) - 1)]])
+
+
+class Backend:
+    """A llama.cpp model for the server: ``generate`` under a grammar, ``tokenize``, ``chat_prompt``.
+
+    Loading silences llama.cpp's log lines unless ``verbose``; ``n_ctx`` is the context (prompt
+    plus completion) in tokens; ``chat_template`` (Jinja text) overrides the GGUF's
+    ``tokenizer.chat_template``; without either, chats are written as a plain transcript."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 4096, chat_template: str | None = None,
+                 verbose: bool = False) -> None:
+        import llama_cpp
+
+        from ..integrations.llama_cpp import LlamaLogits
+
+        if not verbose:
+            _silence_llama_cpp(llama_cpp)
+        self.path = Path(model_path)
+        self.model_id = self.path.stem
+        self.llama = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx, verbose=verbose)
+        self.n_ctx = n_ctx
+        self.vocab: Vocabulary = Vocabulary.from_llama(self.llama).prepare()
+        self._logits = LlamaLogits(self.llama)
+        template = chat_template if chat_template is not None else self.llama.metadata.get("tokenizer.chat_template")
+        self._formatter: Any = None
+        if template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            eos, bos = self.llama.token_eos(), self.llama.token_bos()
+            self._formatter = Jinja2ChatFormatter(template, self._piece(eos), self._piece(bos))
+        self.lock = threading.Lock()
+
+    def _piece(self, token: int) -> str:
+        return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+
+    def tokenize(self, text: str, *, bos: bool = True) -> list[int]:
+        """Token ids of ``text`` (special tokens written in it are read as such, as chat templates
+        write them), with BOS first where ``bos``."""
+        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=bos, special=True))
+
+    def chat_prompt(self, messages: list[dict[str, Any]], instructions: str = "") -> str:
+        """The prompt of a chat: ``messages`` (read by ``protocol``) through the chat template, with
+        ``instructions`` (the tools' description) as a system message first. Tool results and
+        earlier tool calls become text (``<tool_call>...</tool_call>``), as templates without tools
+        have no place for them."""
+        turns = [{"role": "system", "content": instructions}] if instructions else []
+        for message in messages:
+            content = message["content"]
+            for call in message["tool_calls"]:
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict):
+                    content += f'<tool_call>{{"name": "{function.get("name", "")}", "arguments": ' \
+                               f'{function.get("arguments", "{}")}}}</tool_call>'
+            role = message["role"]
+            if role == "tool":
+                role, content = "user", f"Tool result ({message['tool_call_id'] or message['name']}): {content}"
+            elif role == "developer":
+                role = "system"
+            turns.append({"role": role, "content": content})
+        if self._formatter is not None:
+            return str(self._formatter(messages=turns).prompt)
+        lines = []
+        for turn in turns:
+            name = {"system": "System", "user": "User", "assistant": "Assistant"}[turn["role"]]
+            lines.append(f"{name}: {turn['content']}")
+        return "\n".join(lines) + "\nAssistant:"
+
+    def generate(self, prompt_ids: Sequence[int], grammar: CompiledGrammar, sampling: Sampling, seed: int | None,
+                 max_tokens: int, cancelled: threading.Event, on_text: Callable[[str], None] | None = None) -> Output:
+        """One completion of ``prompt_ids`` under ``grammar`` with the closing budget (complete by
+        ``max_tokens`` whenever it is at least ``grammar.min_completion_tokens``). Calls
+        ``on_text`` with each new piece of decoded text (whole characters only; text that may be
+        the start of a stop string is held back until it is not). Hold ``self.lock``.
+
+        Raises:
+            Cancelled: ``cancelled`` was set.
+        """
+        vocab = self.vocab
+        matcher = grammar.matcher(vocab)
+        eos = set(vocab.eos_token_ids)
+        rng = np.random.default_rng(seed)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        ids = list(prompt_ids)
+        out: list[int] = []
+        text = ""
+        sent = 0
+        finish = LENGTH
+        stops = sampling.stop
+        cut = -1
+        for produced in range(max_tokens):
+            if cancelled.is_set():
+                raise Cancelled()
+            mask = matcher.budget_mask(max_tokens - produced)
+            if matcher.is_accepting() and not _any_but(mask, eos):
+                finish = STOP
+                break
+            logits = np.asarray(self._logits(ids))
+            masked, live = masked_logits(logits, mask)
+            if not live:  # the model puts no weight on any legal token: the grammar decides, uniformly
+                masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
+            token = draw(masked, sampling.temperature, sampling.top_p, rng)
+            matcher.advance(token)  # TokenRejected here would be a bug in the masks
+            if token in eos:
+                finish = STOP
+                break
+            out.append(token)
+            ids.append(token)
+            text += decoder.decode(vocab.token_bytes(token))
+            if stops:
+                cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
+                if cut >= 0:
+                    text = text[:cut]
+                    finish = STOP
+                    break
+            ready = len(text) - _held_back(text, stops)
+            if on_text is not None and ready > sent:
+                on_text(text[sent:ready])
+                sent = ready
+        else:
+            if matcher.is_accepting():
+                finish = STOP  # the budget ran out exactly as the text closed
+        if cut < 0:
+            text += decoder.decode(b"", final=True)  # a character cut short by max_tokens: U+FFFD
+        if on_text is not None and len(text) > sent:
+            on_text(text[sent:])
+        return Output(text, out, finish)
+
+
+def _held_back(text: str, stops: tuple[str, ...]) -> int:
+    """How many characters at the end of ``text`` may begin a stop string."""
+    held = 0
+    for stop in stops:
+        for size in range(min(len(stop) - 1, len(text)), held, -1):
+            if text.endswith(stop[:size]):
+                held = size
+                break
+    return held
+
+
+def _any_but(mask: np.ndarray, excluded: set[int]) -> bool:
+    count = int(np.count_nonzero(mask))
+    return count > sum(1 for i in excluded if mask[i])
+
+
+_LOG_CALLBACK: Any = None
+
+
+def _silence_llama_cpp(llama_cpp: Any) -> None:
+    """Drop llama.cpp's log lines (its ``verbose=False`` leaves some, such as the SWA cache's)."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is None:
+        @llama_cpp.llama_log_callback
+        def drop(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+            return None
+
+        _LOG_CALLBACK = drop  # kept: llama.cpp holds the pointer
+    llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))

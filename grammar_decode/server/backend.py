@@ -129,7 +129,9 @@ class Backend:
     def generate(self, prompt_ids: Sequence[int], grammar: CompiledGrammar, sampling: Sampling, seed: int | None,
                  max_tokens: int, cancelled: threading.Event, on_text: Callable[[str], None] | None = None) -> Output:
         """One completion of ``prompt_ids`` under ``grammar`` with the closing budget (complete by
-        ``max_tokens`` whenever it is at least ``grammar.min_completion_tokens``). Calls
+        ``max_tokens`` whenever it is at least ``grammar.min_completion_tokens``). With a ``seed``
+        the prompt is evaluated afresh (no prefix kept from the previous request), so that the same
+        seed gives the same text. Calls
         ``on_text`` with each new piece of decoded text (whole characters only; text that may be
         the start of a stop string is held back until it is not). Hold ``self.lock``.
 
@@ -137,6 +139,10 @@ class Backend:
             Cancelled: ``cancelled`` was set.
         """
         vocab = self.vocab
+        if seed is not None:
+            # evaluated afresh: a prefix kept from another request and the rest evaluated in a
+            # batch of another shape round the logits differently, and a seed would not repeat
+            self.llama.n_tokens = 0
         matcher = grammar.matcher(vocab)
         eos = set(vocab.eos_token_ids)
         rng = np.random.default_rng(seed)

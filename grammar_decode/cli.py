@@ -12,6 +12,7 @@ unsupported schema, regex or grammar; bad option).
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -69,7 +70,8 @@ def load_schema(argument: str) -> Any:
     try:
         return parse_schema(text)
     except SchemaError as exc:
-        raise UsageError(f"invalid schema: {exc}") from exc
+        where = f"schema file {argument!r}" if is_file or text is not argument else "--schema text"
+        raise UsageError(f"{where} is not a valid schema: {str(exc).replace(' (at /)', '')}") from exc
 
 
 def load_resources(arguments: list[str]) -> dict[str, Any]:
@@ -173,11 +175,11 @@ def default_prompt(schema: Any) -> str:
 LogitsFn = Callable[[Sequence[int]], Any]
 
 
-def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], LogitsFn]:
+def load_llama_cpp(model: Path, prompt: str, verbose: bool = False) -> tuple[Vocabulary, list[int], LogitsFn]:
     try:
         import llama_cpp
 
-        from .integrations.llama_cpp import LlamaLogits
+        from .integrations.llama_cpp import LlamaLogits, silence_logs
     except ImportError as exc:
         raise UsageError("the llama-cpp backend needs llama-cpp-python "
                          "(grammar-decode install-llama-cpp, then pip install -e '.[llama-cpp]' in a checkout)") from exc
@@ -187,15 +189,17 @@ def load_llama_cpp(model: Path, prompt: str) -> tuple[Vocabulary, list[int], Log
     except llama_cpp_setup.LlamaCppUnusable as exc:
         raise UsageError(str(exc)) from exc
     _progress(f"loading {model.name} with llama.cpp...")
+    if not verbose:
+        silence_logs()  # verbose=False leaves some of llama.cpp's lines (the SWA cache's)
     # llama-cpp-python's default thread count (half the cores): more threads spin against each other
     # and slow down badly when anything else runs on the machine
-    llama = llama_cpp.Llama(model_path=str(model), n_ctx=LLAMA_CONTEXT, verbose=False)
+    llama = llama_cpp.Llama(model_path=str(model), n_ctx=LLAMA_CONTEXT, verbose=verbose)
     vocab = Vocabulary.from_llama(llama)
     prompt_ids = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
     return vocab, prompt_ids, LlamaLogits(llama)
 
 
-def load_transformers(model: Path, prompt: str) -> tuple[Vocabulary, list[int], LogitsFn]:
+def load_transformers(model: Path, prompt: str, verbose: bool = False) -> tuple[Vocabulary, list[int], LogitsFn]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when transformers is imported: local files only
     try:
         from .integrations.transformers import load_gguf_model
@@ -206,10 +210,38 @@ def load_transformers(model: Path, prompt: str) -> tuple[Vocabulary, list[int], 
     return load_gguf_model(model, prompt)
 
 
+DESCRIPTION = """Constrained generation with exact token masks: a model writes only texts that
+match the constraint, a JSON Schema (--schema), a Python regular expression (--regex) or a Lark
+grammar (--grammar), compiled into one grammar engine."""
+
+GENERATE_EPILOG = """exit status:
+  0  a valid text (JSON: also checked by jsonschema; regex: by re.fullmatch)
+  1  generation stopped without one (the model ran out of --max-tokens)
+  2  bad input: unreadable, invalid or unsupported schema, regex or grammar, a bad option,
+     --max-tokens below the shortest text, a model or llama.cpp build that cannot load
+
+examples:
+  grammar-decode generate --schema examples/person.json --prompt "A profile as JSON: "
+  grammar-decode generate --schema shop.models:Item --max-tokens 128 --seed 1
+  grammar-decode generate --regex '\\d{4}-\\d{2}-\\d{2}' --prompt "Today's date: "
+  grammar-decode generate --grammar calc.lark --prompt "An arithmetic expression: "
+"""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("grammar-decode")
+    except importlib.metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grammar-decode", description="Constrained JSON generation.")
+    parser = argparse.ArgumentParser(prog="grammar-decode", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"grammar-decode {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    gen = commands.add_parser("generate", help="generate one schema-valid JSON document (or a regex/grammar match)")
+    gen = commands.add_parser("generate", help="generate one text under a JSON Schema, a regex or a Lark grammar",
+                              description=DESCRIPTION, epilog=GENERATE_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     constraint = gen.add_mutually_exclusive_group(required=True)
     constraint.add_argument("--schema", help="JSON Schema: a file path, JSON text, or module:Model (a pydantic "
                                              "model class or TypeAdapter)")
@@ -217,12 +249,21 @@ def build_parser() -> argparse.ArgumentParser:
     constraint.add_argument("--grammar", help="a Lark grammar file (rule 'start')")
     gen.add_argument("--prompt", help="prompt text (default: a short instruction quoting the schema; "
                                       "required with --regex and --grammar)")
-    gen.add_argument("--backend", choices=BACKENDS, default="llama-cpp")
+    gen.add_argument("--backend", choices=BACKENDS, default="llama-cpp",
+                     help="llama-cpp (default) or transformers (needs torch and the [transformers] extra)")
     gen.add_argument("--model", type=Path, help="GGUF model file (default: the embedded Gemma 3 270M)")
-    gen.add_argument("--max-tokens", type=int, default=256)
-    gen.add_argument("--temperature", type=float, default=1.0)
-    gen.add_argument("--seed", type=int, default=None, help="non-negative integer")
-    gen.add_argument("--whitespace", choices=WHITESPACE_MODES, default="flexible")
+    gen.add_argument("--max-tokens", type=int, default=256,
+                     help="most tokens to generate (default %(default)s); at least what the shortest text needs, "
+                          "which an error states")
+    gen.add_argument("--temperature", type=float, default=1.0, help="0: greedy (default %(default)s)")
+    gen.add_argument("--seed", type=int, default=None, help="non-negative integer: the same seed, the same text")
+    gen.add_argument("--whitespace", choices=WHITESPACE_MODES, default="compact",
+                     help="JSON whitespace the model may write between tokens: none (compact, the default) or up "
+                          "to 4 bytes per gap (flexible)")
+    gen.add_argument("--formats", choices=("assert", "annotation"), default="assert",
+                     help="JSON Schema 'format': enforced exactly (assert, the default; unknown formats refused) or "
+                          "ignored as an annotation (annotation)")
+    gen.add_argument("--verbose", action="store_true", help="llama.cpp's own log lines")
     gen.add_argument("--extra-keys", choices=("schema", "forbid"), default="schema",
                      help="keys outside 'properties' where additionalProperties is absent: allowed, as the "
                           "specification says (schema), or forbidden (forbid)")
@@ -279,6 +320,7 @@ def run_generate(args: argparse.Namespace) -> int:
                 warnings.simplefilter("always", SchemaWarning)
                 try:
                     grammar = compile_json_schema(schema, whitespace=args.whitespace, extra_keys=args.extra_keys,
+                                                  formats=args.formats,
                                                   draft=args.draft, limits=limits,
                                                   unknown_keywords="error" if args.strict else "ignore",
                                                   resources=resources)
@@ -320,7 +362,7 @@ def run_generate(args: argparse.Namespace) -> int:
         raise UsageError("--prompt is not valid UTF-8 text") from exc
     loader = load_llama_cpp if args.backend == "llama-cpp" else load_transformers
     try:
-        vocab, prompt_ids, logits_fn = loader(model, prompt)
+        vocab, prompt_ids, logits_fn = loader(model, prompt, args.verbose)
     except (VocabularyError, ValueError, RuntimeError, OSError) as exc:
         raise UsageError(f"cannot load {model}: {exc}") from exc
     if args.backend == "llama-cpp" and len(prompt_ids) + args.max_tokens > LLAMA_CONTEXT:
@@ -330,13 +372,20 @@ def run_generate(args: argparse.Namespace) -> int:
     _progress(f"preparing the vocabulary ({len(vocab):,} tokens: trie and string slice)...")
     vocab.prepare()  # once per model
     grammar.masker(vocab)  # the masking layer's per-vocabulary tables (the string slice), once per model
+    try:
+        least = grammar.min_completion_tokens(vocab)
+    except GrammarDecodeError:
+        least = None  # no canonical shortest text to count: generation reports what it reaches
+    if least is not None and args.max_tokens < least:
+        raise UsageError(f"--max-tokens {args.max_tokens} is below the {least} tokens the shortest text of this "
+                         f"constraint needs with this model: give --max-tokens {least} or more")
     setup = time.perf_counter() - started
     result = generate(logits_fn, grammar, vocab, max_tokens=args.max_tokens, temperature=args.temperature,
                       seed=args.seed, prompt_ids=prompt_ids)
     print(result.text)
     valid = result.stop_reason in ("eos", "complete") and grammar.accepts(result.data)
     if valid and schema is not None:
-        valid = _validates(schema, json.loads(result.data), args.draft, resources)
+        valid = _validates(schema, json.loads(result.data), args.draft, resources, args.formats == "assert")
     elif valid and args.regex is not None:
         valid = re.fullmatch(args.regex, result.data.decode("utf-8")) is not None
     n = max(1, len(result.token_ids))
@@ -396,14 +445,15 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _validates(schema: Any, document: Any, draft: str | None, resources: dict[str, Any]) -> bool:
+def _validates(schema: Any, document: Any, draft: str | None, resources: dict[str, Any], formats: bool = True) -> bool:
     """Second opinion from the ``jsonschema`` validator of the schema's draft when it is installed
     (the grammar's own acceptance already implies validity), the ``--resource`` documents in its
-    registry."""
+    registry; ``format`` checked unless ``formats`` is False (``--formats annotation``)."""
     if importlib.util.find_spec("jsonschema") is None:
         return True
     cls = validator_class(schema, draft)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=resource_registry(resources, cls)).is_valid(document)
+    checker = cls.FORMAT_CHECKER if formats else None
+    return cls(schema, format_checker=checker, registry=resource_registry(resources, cls)).is_valid(document)
 
 
 def resource_registry(resources: dict[str, Any], validator: Any) -> Any:

@@ -49,7 +49,7 @@ def test_schema_as_inline_json_and_compact_whitespace() -> None:
 
 
 @pytest.mark.parametrize("schema,needle", [
-    ('{"type": "object", "properties": {', "invalid schema"),
+    ('{"type": "object", "properties": {', "--schema text is not a valid schema"),
     ('{"type": "number", "multipleOf": 0.01}', "'multipleOf'"),
     ('{"type": "array", "items": {"type": "object"}, "uniqueItems": true}', "'uniqueItems'"),
     ('{"type": "strin"}', "unknown type"),
@@ -63,10 +63,39 @@ def test_bad_input_is_one_line_and_exit_2(schema: str, needle: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("grammar-decode: error:") and needle in lines[0], lines
 
 
-def test_budget_below_the_shortest_document_exits_1() -> None:
-    result = run_cli("--schema", json.dumps(PERSON), "--max-tokens", "3", "--seed", "0")
-    assert result.returncode == 1
-    assert "stop=max_tokens" in result.stderr and "valid=no" in result.stderr
+def test_a_budget_below_the_shortest_document_says_the_minimum() -> None:
+    result = run_cli("--schema", str(EXAMPLE), "--max-tokens", "3", "--seed", "0", "--prompt", "x: ")
+    assert result.returncode == 2 and result.stdout == ""
+    least = int(re.search(r"give --max-tokens (\d+) or more", result.stderr).group(1))
+    assert least > 3
+    fits = run_cli("--schema", str(EXAMPLE), "--max-tokens", str(least), "--seed", "0", "--prompt", "x: ")
+    assert fits.returncode == 0, fits.stderr
+    validate(json.loads(EXAMPLE.read_text()), json.loads(fits.stdout))
+
+
+def test_a_schema_file_that_is_not_json_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"type": "object",, }', encoding="utf-8")
+    result = run_cli("--schema", str(path), "--prompt", "x", timeout=60)
+    assert result.returncode == 2 and str(path) in result.stderr and "(at /)" not in result.stderr
+
+
+def test_help_version_and_formats() -> None:
+    text = subprocess.run([sys.executable, "-m", "grammar_decode", "generate", "--help"], capture_output=True,
+                          text=True, timeout=60).stdout
+    for needle in ("JSON Schema", "regular expression", "Lark", "exit status", "examples:", "(default 256)",
+                   "--formats", "--verbose"):
+        assert needle in text, needle
+    version = subprocess.run([sys.executable, "-m", "grammar_decode", "--version"], capture_output=True, text=True,
+                             timeout=60)
+    assert version.returncode == 0 and re.fullmatch(r"grammar-decode \S+\n", version.stdout)
+    schema = '{"type": "string", "format": "date", "maxLength": 5}'  # no date is that short
+    refused = run_cli("--schema", schema, "--prompt", "x", timeout=60)
+    assert refused.returncode == 2 and "admits no document" in refused.stderr, refused.stderr
+    annotated = run_cli("--schema", schema, "--formats", "annotation", "--prompt", "A word: ", "--seed", "0",
+                        "--max-tokens", "20", timeout=300)
+    assert annotated.returncode == 0, annotated.stderr
+    assert not [line for line in annotated.stderr.splitlines() if line.startswith("llama_")]  # silenced
 
 
 def test_transformers_backend() -> None:

@@ -17,6 +17,22 @@ from ..matcher import Matcher
 from ..vocab import Vocabulary
 
 
+_LOG_CALLBACK: Any = None
+
+
+def silence_logs() -> None:
+    """Drop llama.cpp's log lines from now on, process-wide (``Llama(verbose=False)`` leaves some,
+    such as ``llama_kv_cache_iswa: using full-size SWA cache``)."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is None:
+        @llama_cpp.llama_log_callback
+        def drop(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+            return None
+
+        _LOG_CALLBACK = drop  # kept alive: llama.cpp holds the pointer
+    llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+
+
 class LlamaLogits:
     """``logits_fn`` for ``grammar_decode.generate`` over a ``llama_cpp.Llama``.
 

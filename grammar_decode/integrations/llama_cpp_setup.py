@@ -26,11 +26,13 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Sequence
@@ -94,8 +96,8 @@ def portable_wheel(rebuild: bool = False) -> Path:
         print(f"building llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} with {PORTABLE_CMAKE_ARGS} "
               "(6-13 minutes on two cores, once)...", file=sys.stderr, flush=True)
         # --no-cache-dir: never take (or leave) a wheel in pip's cache, where native builds live
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--quiet",
-                        str(sdist), "-w", tmp], check=True, env=env)
+        run_with_progress([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--verbose",
+                           str(sdist), "-w", tmp], env)
         (built,) = Path(tmp).glob("llama_cpp_python-*.whl")
         if folder.exists():
             shutil.rmtree(folder)
@@ -104,6 +106,41 @@ def portable_wheel(rebuild: bool = False) -> Path:
         built.rename(staged / built.name)
         staged.rename(folder)  # atomic: the folder holds a whole wheel or does not exist
     return folder / built.name
+
+
+#: A build step as CMake's makefiles (``[ 45%]``) or ninja (``[12/180]``) print it.
+_STEP = re.compile(r"\[\s*(\d+)%\]|\[(\d+)/(\d+)\]")
+#: Seconds between two progress lines of a build.
+PROGRESS_EVERY = 15.0
+
+
+def run_with_progress(argv: Sequence[str], env: dict[str, str]) -> None:
+    """Run a build, printing on stderr every ``PROGRESS_EVERY`` seconds the time elapsed and the
+    build's own progress (the last step CMake or ninja announced), not its whole log; on failure,
+    the log's last 40 lines and ``CalledProcessError``."""
+    started = time.monotonic()
+    last_print = started
+    step = ""
+    tail: list[str] = []
+    with subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          errors="replace") as process:
+        for line in process.stdout:  # type: ignore[union-attr]
+            tail = (tail + [line.rstrip()])[-40:]
+            match = _STEP.search(line)
+            if match:
+                step = f"{match.group(1)}%" if match.group(1) else f"step {match.group(2)}/{match.group(3)}"
+            now = time.monotonic()
+            if now - last_print >= PROGRESS_EVERY:
+                last_print = now
+                minutes, seconds = divmod(int(now - started), 60)
+                print(f"  building llama.cpp: {minutes}:{seconds:02d} elapsed" + (f", {step}" if step else ""),
+                      file=sys.stderr, flush=True)
+        code = process.wait()
+    if code:
+        print("\n".join(tail), file=sys.stderr)
+        raise subprocess.CalledProcessError(code, list(argv))
+    minutes, seconds = divmod(int(time.monotonic() - started), 60)
+    print(f"  built in {minutes}:{seconds:02d}", file=sys.stderr, flush=True)
 
 
 def installed_wheel_url() -> str | None:

@@ -11,7 +11,6 @@ frees the model at once).
 from __future__ import annotations
 
 import codecs
-import ctypes
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,10 +71,10 @@ class Backend:
                  verbose: bool = False) -> None:
         import llama_cpp
 
-        from ..integrations.llama_cpp import LlamaLogits
+        from ..integrations.llama_cpp import LlamaLogits, silence_logs
 
         if not verbose:
-            _silence_llama_cpp(llama_cpp)
+            silence_logs()
         self.path = Path(model_path)
         self.model_id = self.path.stem
         self.llama = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx, verbose=verbose)
@@ -207,18 +206,3 @@ def _held_back(text: str, stops: tuple[str, ...]) -> int:
 def _any_but(mask: np.ndarray, excluded: set[int]) -> bool:
     count = int(np.count_nonzero(mask))
     return count > sum(1 for i in excluded if mask[i])
-
-
-_LOG_CALLBACK: Any = None
-
-
-def _silence_llama_cpp(llama_cpp: Any) -> None:
-    """Drop llama.cpp's log lines (its ``verbose=False`` leaves some, such as the SWA cache's)."""
-    global _LOG_CALLBACK
-    if _LOG_CALLBACK is None:
-        @llama_cpp.llama_log_callback
-        def drop(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-            return None
-
-        _LOG_CALLBACK = drop  # kept: llama.cpp holds the pointer
-    llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))

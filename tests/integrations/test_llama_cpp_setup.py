@@ -99,3 +99,18 @@ def test_the_installed_llama_cpp_build_is_portable() -> None:
     tiles = len(re.findall(r"\b(tilezero|tileloadd|tdpb\w*|ldtilecfg)\b", listing))
     assert wide == 0 and tiles == 0, (f"{lib} is a native build ({wide} AVX-512 and {tiles} AMX instructions): "
                                       "run `grammar-decode install-llama-cpp`")
+
+
+def test_the_build_reports_progress_not_silence(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A build prints the time elapsed and its own last step at intervals, and on failure the tail
+    of its log with the exit status."""
+    monkeypatch.setattr(llama_cpp_setup, "PROGRESS_EVERY", 0.0)
+    steps = "import time\nfor i in range(3):\n    print(f'[{i + 1}/3] Building CXX object'); time.sleep(0.01)\n"
+    llama_cpp_setup.run_with_progress([sys.executable, "-c", steps], {})
+    err = capsys.readouterr().err
+    assert "elapsed, step 3/3" in err and "built in 0:0" in err
+    with pytest.raises(llama_cpp_setup.subprocess.CalledProcessError):
+        llama_cpp_setup.run_with_progress([sys.executable, "-c", "print('[ 40%] compiling'); raise SystemExit(3)"],
+                                          {})
+    err = capsys.readouterr().err
+    assert "40%" in err and "[ 40%] compiling" in err

@@ -369,7 +369,8 @@ class JsonSchemaCompiler:
             return fmt
         if fmt in DRAFT_FORMATS:
             raise UnsupportedSchemaError("format", pointer, f"format {fmt!r} (supported: {', '.join(FORMATS)}; "
-                                                            "or compile with formats='annotation')")
+                                                            "or compile with formats='annotation', "
+                                                            "on the command line --formats annotation)")
         if self.refs.known.strict and fmt not in NUMBER_FORMATS:
             raise UnsupportedSchemaError("format", pointer, f"format {fmt!r}: no supported draft defines it (an "
                                                             "annotation to validators; refused under "

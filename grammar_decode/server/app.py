@@ -152,6 +152,9 @@ class _Service:
                 outputs = await work
             except Cancelled:
                 return Response(status_code=499)
+            except Exception as exc:  # the model failed (llama.cpp out of memory...): said, not hidden
+                return _error(RequestError(f"generation failed: {type(exc).__name__}: {exc}", status=500,
+                                           code="generation_failed"))
             finally:
                 watcher.cancel()
             return JSONResponse(_body(job, self.backend.model_id, outputs, len(prompt_ids)))

@@ -93,10 +93,12 @@ class Backend:
     def _piece(self, token: int) -> str:
         return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
 
-    def tokenize(self, text: str, *, bos: bool = True) -> list[int]:
+    def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` (special tokens written in it are read as such, as chat templates
-        write them), with BOS first where ``bos``."""
-        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=bos, special=True))
+        write them), with BOS first unless the text already begins with it (a template's)."""
+        bos = self._piece(self.llama.token_bos())
+        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=not (bos and text.startswith(bos)),
+                                        special=True))
 
     def chat_prompt(self, messages: list[dict[str, Any]], instructions: str = "") -> str:
         """The prompt of a chat: ``messages`` (read by ``protocol``) through the chat template, with

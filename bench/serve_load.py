@@ -7,7 +7,8 @@ Each server is started on 127.0.0.1 (a free port, nothing leaves the machine) on
 and sent the same requests: ``POST /v1/chat/completions`` with ``response_format`` ``json_schema``
 for the schemas of ``examples/schemas.json`` and ``examples/schemas-combinators.json`` in turn,
 ``--requests`` per concurrency level, seeds 0, 1, 2..., at temperature 1. llama-cpp-python's server
-(extra: ``pip install 'llama-cpp-python[server]'`` beside the portable build) turns the schema into
+(its ``[server]`` extra's packages, in this project's ``[bench]`` extra, beside the portable
+build) turns the schema into
 a GBNF grammar with its converter; this server enforces it with its masks. Per server and
 concurrency: requests/s, latency p50 and p99, errors, and the share of outputs that are valid
 (``json.loads`` then ``jsonschema`` with format checking). A server that dies is started again

@@ -286,6 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
     serve.add_argument("--port", type=int, default=8000, help="port (default %(default)s; 0: any free port, printed)")
     serve.add_argument("--model", type=Path, help="GGUF model file (default: the embedded Gemma 3 270M)")
+    serve.add_argument("--backend", choices=BACKENDS, default="llama-cpp",
+                       help="llama-cpp (default) or transformers (needs torch and the [transformers] extra)")
     serve.add_argument("--context", type=int, default=4096,
                        help="context in tokens, prompt plus completion (default %(default)s)")
     serve.add_argument("--chat-template", type=Path, metavar="FILE",
@@ -411,7 +413,7 @@ def run_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from .server.app import ServerLimits, create_app
-        from .server.backend import Backend
+        from .server.backend import LlamaBackend, TransformersBackend
     except ImportError as exc:
         raise UsageError(f"the server needs its extra: pip install -e '.[serve]' in a checkout ({exc})") from exc
     template = None
@@ -421,12 +423,19 @@ def run_serve(args: argparse.Namespace) -> int:
     if not model.is_file():
         raise UsageError(f"model file {str(model)!r} does not exist or is not a file")
     try:
-        llama_cpp_setup.probe(model)
-    except llama_cpp_setup.LlamaCppUnusable as exc:
-        raise UsageError(str(exc)) from exc
-    _progress(f"loading {model.name} with llama.cpp...")
-    try:
-        backend = Backend(model, n_ctx=args.context, chat_template=template, verbose=args.verbose)
+        if args.backend == "llama-cpp":
+            try:
+                llama_cpp_setup.probe(model)
+            except llama_cpp_setup.LlamaCppUnusable as exc:
+                raise UsageError(str(exc)) from exc
+            _progress(f"loading {model.name} with llama.cpp...")
+            backend: Any = LlamaBackend(model, n_ctx=args.context, chat_template=template, verbose=args.verbose)
+        else:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local files only
+            _progress(f"loading {model.name} with transformers (about a minute on a CPU)...")
+            backend = TransformersBackend(model, n_ctx=args.context, chat_template=template)
+    except ImportError as exc:
+        raise UsageError(f"the {args.backend} backend is not installed ({exc}): see the README") from exc
     except (VocabularyError, ValueError, RuntimeError, OSError) as exc:
         raise UsageError(f"cannot load {model}: {exc}") from exc
     limits = ServerLimits(max_queue=args.max_queue, max_body_bytes=args.max_body_bytes,

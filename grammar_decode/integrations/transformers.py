@@ -248,6 +248,10 @@ class TorchLogits:
         self._past: Any = None
         self._fed: list[int] = []
 
+    def forget(self) -> None:
+        """Drop the cache: the next call evaluates its whole history."""
+        self._past, self._fed = None, []
+
     def __call__(self, token_ids: Sequence[int]) -> np.ndarray:
         ids = [int(i) for i in token_ids]
         if ids[: len(self._fed)] != self._fed or len(ids) == len(self._fed):

@@ -61,44 +61,32 @@ def draw(logits: np.ndarray, temperature: float, top_p: float, rng: np.random.Ge
 
 
 class Backend:
-    """A llama.cpp model for the server: ``generate`` under a grammar, ``tokenize``, ``chat_prompt``.
+    """A model for the server: ``generate`` under a grammar, ``tokenize``, ``chat_prompt``
+    (``LlamaBackend``, ``TransformersBackend``). ``n_ctx`` is the context (prompt plus completion)
+    in tokens; a chat template (Jinja text) comes from the model or ``chat_template``; without
+    either, chats are written as a plain ``User:``/``Assistant:`` transcript."""
 
-    Loading silences llama.cpp's log lines unless ``verbose``; ``n_ctx`` is the context (prompt
-    plus completion) in tokens; ``chat_template`` (Jinja text) overrides the GGUF's
-    ``tokenizer.chat_template``; without either, chats are written as a plain transcript."""
+    model_id: str
+    n_ctx: int
+    vocab: Vocabulary
 
-    def __init__(self, model_path: Path, n_ctx: int = 4096, chat_template: str | None = None,
-                 verbose: bool = False) -> None:
-        import llama_cpp
-
-        from ..integrations.llama_cpp import LlamaLogits, silence_logs
-
-        if not verbose:
-            silence_logs()
-        self.path = Path(model_path)
-        self.model_id = self.path.stem
-        self.llama = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx, verbose=verbose)
-        self.n_ctx = n_ctx
-        self.vocab: Vocabulary = Vocabulary.from_llama(self.llama).prepare()
-        self._logits = LlamaLogits(self.llama)
-        template = chat_template if chat_template is not None else self.llama.metadata.get("tokenizer.chat_template")
-        self._formatter: Any = None
-        if template:
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-            eos, bos = self.llama.token_eos(), self.llama.token_bos()
-            self._formatter = Jinja2ChatFormatter(template, self._piece(eos), self._piece(bos))
+    def __init__(self) -> None:
         self.lock = threading.Lock()
 
-    def _piece(self, token: int) -> str:
-        return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+    def _logits(self, ids: Sequence[int]) -> np.ndarray:
+        """The next token's logits after ``ids`` (the model's context kept where it can)."""
+        raise NotImplementedError
+
+    def _fresh(self) -> None:
+        """Forget the context kept from the previous request (a seeded request starts afresh)."""
+
+    def _render(self, turns: list[dict[str, str]]) -> str | None:
+        """The prompt of ``turns`` through the model's chat template; None without one."""
+        return None
 
     def tokenize(self, text: str) -> list[int]:
-        """Token ids of ``text`` (special tokens written in it are read as such, as chat templates
-        write them), with BOS first unless the text already begins with it (a template's)."""
-        bos = self._piece(self.llama.token_bos())
-        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=not (bos and text.startswith(bos)),
-                                        special=True))
+        """Token ids of ``text`` with BOS first where the model wants one and the text lacks it."""
+        raise NotImplementedError
 
     def chat_prompt(self, messages: list[dict[str, Any]], instructions: str = "") -> str:
         """The prompt of a chat: ``messages`` (read by ``protocol``) through the chat template, with
@@ -119,8 +107,9 @@ class Backend:
             elif role == "developer":
                 role = "system"
             turns.append({"role": role, "content": content})
-        if self._formatter is not None:
-            return str(self._formatter(messages=turns).prompt)
+        rendered = self._render(turns)
+        if rendered is not None:
+            return rendered
         lines = []
         for turn in turns:
             name = {"system": "System", "user": "User", "assistant": "Assistant"}[turn["role"]]
@@ -143,7 +132,7 @@ class Backend:
         if seed is not None:
             # evaluated afresh: a prefix kept from another request and the rest evaluated in a
             # batch of another shape round the logits differently, and a seed would not repeat
-            self.llama.n_tokens = 0
+            self._fresh()
         matcher = grammar.matcher(vocab)
         eos = set(vocab.eos_token_ids)
         rng = np.random.default_rng(seed)
@@ -162,7 +151,7 @@ class Backend:
             if matcher.is_accepting() and not _any_but(mask, eos):
                 finish = STOP
                 break
-            logits = np.asarray(self._logits(ids))
+            logits = self._logits(ids)
             masked, live = masked_logits(logits, mask)
             if not live:  # the model puts no weight on any legal token: the grammar decides, uniformly
                 masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
@@ -192,6 +181,88 @@ class Backend:
         if on_text is not None and len(text) > sent:
             on_text(text[sent:])
         return Output(text, out, finish)
+
+
+class LlamaBackend(Backend):
+    """A GGUF model through llama.cpp; its log lines silenced unless ``verbose``; the chat template
+    is ``chat_template`` or the GGUF's ``tokenizer.chat_template``."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 4096, chat_template: str | None = None,
+                 verbose: bool = False) -> None:
+        super().__init__()
+        import llama_cpp
+
+        from ..integrations.llama_cpp import LlamaLogits, silence_logs
+
+        if not verbose:
+            silence_logs()
+        path = Path(model_path)
+        self.model_id = path.stem
+        self.llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=verbose)
+        self.n_ctx = n_ctx
+        self.vocab = Vocabulary.from_llama(self.llama).prepare()
+        self._llama_logits = LlamaLogits(self.llama)
+        template = chat_template if chat_template is not None else self.llama.metadata.get("tokenizer.chat_template")
+        self._formatter: Any = None
+        if template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            eos, bos = self.llama.token_eos(), self.llama.token_bos()
+            self._formatter = Jinja2ChatFormatter(template, self._piece(eos), self._piece(bos))
+
+    def _piece(self, token: int) -> str:
+        return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+
+    def _logits(self, ids: Sequence[int]) -> np.ndarray:
+        return np.asarray(self._llama_logits(ids))
+
+    def _fresh(self) -> None:
+        self.llama.n_tokens = 0
+
+    def _render(self, turns: list[dict[str, str]]) -> str | None:
+        return None if self._formatter is None else str(self._formatter(messages=turns).prompt)
+
+    def tokenize(self, text: str) -> list[int]:
+        """Special tokens written in ``text`` are read as such, as chat templates write them."""
+        bos = self._piece(self.llama.token_bos())
+        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=not (bos and text.startswith(bos)),
+                                        special=True))
+
+
+class TransformersBackend(Backend):
+    """A GGUF model through transformers (CPU, float32: ``integrations.transformers``); the chat
+    template is ``chat_template`` or the tokenizer's."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 4096, chat_template: str | None = None) -> None:
+        super().__init__()
+        from ..integrations.transformers import load_gguf_model
+
+        path = Path(model_path)
+        self.model_id = path.stem
+        self.vocab, _ids, self._torch_logits = load_gguf_model(path, "")
+        self.vocab.prepare()
+        from transformers import AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        if chat_template is not None:
+            self.tokenizer.chat_template = chat_template
+        self.n_ctx = n_ctx
+
+    def _logits(self, ids: Sequence[int]) -> np.ndarray:
+        return self._torch_logits(ids)
+
+    def _fresh(self) -> None:
+        self._torch_logits.forget()
+
+    def _render(self, turns: list[dict[str, str]]) -> str | None:
+        if not getattr(self.tokenizer, "chat_template", None):
+            return None
+        return str(self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True))
+
+    def tokenize(self, text: str) -> list[int]:
+        bos = self.tokenizer.bos_token
+        ids = self.tokenizer(text, add_special_tokens=not (bos and text.startswith(bos))).input_ids
+        return [int(i) for i in ids]
 
 
 def _held_back(text: str, stops: tuple[str, ...]) -> int:

@@ -52,12 +52,11 @@ class Server:
         return openai.OpenAI(base_url=self.base, api_key="unused", max_retries=0, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
+def _start(*options: str) -> tuple[Server, list[str]]:
+    """A server on a free port, started as a user starts it; its stderr lines as they come."""
     require("uvicorn", "serve")
-    process = subprocess.Popen([sys.executable, "-m", "grammar_decode", "serve", "--port", "0", "--max-queue", str(QUEUE),
-                                "--max-body-bytes", str(BODY_LIMIT)], stderr=subprocess.PIPE, text=True,
-                               cwd=REPOSITORY)
+    process = subprocess.Popen([sys.executable, "-m", "grammar_decode", "serve", "--port", "0", *options],
+                               stderr=subprocess.PIPE, text=True, cwd=REPOSITORY)
     lines: list[str] = []
     found: list[int] = []
 
@@ -75,11 +74,21 @@ def server() -> Iterator[Server]:
     if not found:
         process.kill()
         pytest.fail("the server did not start:\n" + "".join(lines))
+    return Server(process, found[0]), lines
+
+
+def _stop(server: Server) -> None:
+    server.process.terminate()
+    server.process.wait(30)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    running, lines = _start("--max-queue", str(QUEUE), "--max-body-bytes", str(BODY_LIMIT))
     try:
-        yield Server(process, found[0])
+        yield running
     finally:
-        process.terminate()
-        process.wait(30)
+        _stop(running)
     assert not [line for line in lines if "llama_" in line], lines  # llama.cpp's log lines stay silent
 
 
@@ -298,3 +307,20 @@ def test_the_readme_server_examples_run(server: Server, tmp_path: Path) -> None:
                             env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
+
+
+def test_the_transformers_backend() -> None:
+    """The same server on transformers: a schema-valid reply, whole and streamed alike."""
+    require("transformers", "transformers")
+    running, lines = _start("--backend", "transformers")
+    try:
+        client = running.client()
+        request = {"model": "gemma", "messages": [{"role": "user", "content": "Sign me up."}],
+                   "response_format": _schema_format(SIGNUP), "max_tokens": 80, "seed": 5}
+        whole = client.chat.completions.create(**request).choices[0]
+        assert whole.finish_reason == "stop", lines
+        validate(SIGNUP, json.loads(whole.message.content))
+        content, _calls, finish, _usage = _streamed(client, **request)
+        assert content == whole.message.content and finish == "stop"
+    finally:
+        _stop(running)

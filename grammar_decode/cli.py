@@ -158,13 +158,14 @@ def default_model_path() -> Path:
     return Path(assemble())
 
 
-def load_grammar_file(path: str) -> str:
+def load_grammar_file(path: str, what: str = "grammar file") -> str:
+    """The text of a file given on the command line; ``what`` names it in the errors."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"grammar file {path!r} is not UTF-8 text") from exc
+        raise UsageError(f"{what} {path!r} is not UTF-8 text") from exc
     except OSError as exc:
-        raise UsageError(f"cannot read grammar file {path!r}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from exc
 
 
 def default_prompt(schema: Any) -> str:
@@ -418,7 +419,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"the server needs its extra: pip install -e '.[serve]' in a checkout ({exc})") from exc
     template = None
     if args.chat_template is not None:
-        template = load_grammar_file(str(args.chat_template))
+        template = load_grammar_file(str(args.chat_template), "--chat-template file")
     model = args.model if args.model is not None else default_model_path()
     if not model.is_file():
         raise UsageError(f"model file {str(model)!r} does not exist or is not a file")

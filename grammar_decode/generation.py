@@ -106,7 +106,7 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
             mask = matcher.mask()
         mask_seconds += time.perf_counter() - t0
         masks += 1
-        if matcher.is_accepting() and not _any_but(mask, eos):
+        if matcher.is_accepting() and not any_but(mask, eos):
             stop = COMPLETE
             break
         t0 = time.perf_counter()
@@ -116,14 +116,11 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
         if logits.ndim != 1 or logits.shape[0] < len(vocab):
             raise ValueError(f"logits_fn returned shape {logits.shape}; expected 1-D of width >= {len(vocab)}")
         t0 = time.perf_counter()
-        masked, live = masked_logits(logits, mask)
+        masked = sampling_logits(logits, mask)
         mask_seconds += time.perf_counter() - t0
-        if not live:
-            if not mask.any():
-                stop = NO_LEGAL_TOKEN
-                break
-            # the model puts no weight on any legal token: the grammar still decides, uniformly
-            masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
+        if masked is None:
+            stop = NO_LEGAL_TOKEN
+            break
         token = sample(masked, temperature, rng)
         try:
             matcher.advance(token)
@@ -145,6 +142,20 @@ def generate(logits_fn: LogitsFn, grammar: CompiledGrammar, vocab: Vocabulary, *
     )
 
 
-def _any_but(mask: np.ndarray, excluded: set[int]) -> bool:
+def sampling_logits(logits: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+    """``logits`` with the ids ``mask`` forbids at -inf (``masked_logits``); where the model puts
+    no weight on any allowed id (all -inf or NaN there), 0 on every allowed id, so that the grammar
+    still decides, uniformly; None where ``mask`` allows nothing."""
+    masked, live = masked_logits(logits, mask)
+    if live:
+        return masked
+    if not mask.any():
+        return None
+    return np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
+
+
+def any_but(mask: np.ndarray, excluded: set[int]) -> bool:
+    """Whether ``mask`` allows some id outside ``excluded`` (the EOS ids: a complete text with
+    nothing else allowed is finished)."""
     count = int(np.count_nonzero(mask))
     return count > sum(1 for i in excluded if mask[i])

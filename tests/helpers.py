@@ -169,11 +169,15 @@ def validate(schema: dict, document: object) -> None:
 def assert_masks_equal_reference(schema: object, vocab: gd.Vocabulary, prefixes: list[str], **options) -> None:
     """After each prefix, the fast mask equals the reference mask (``oracle``) bit for bit
     (``options`` go to ``compile_json_schema``)."""
+    assert_grammar_masks_equal_reference(gd.compile_json_schema(schema, whitespace="compact", **options), vocab, prefixes)
+
+
+def assert_grammar_masks_equal_reference(grammar: gd.CompiledGrammar, vocab: gd.Vocabulary, prefixes: list[str]) -> None:
+    """After each prefix, ``grammar``'s fast mask equals the reference mask (``oracle``) bit for bit."""
     require("regex")
     from grammar_decode.oracle.masks import reference_mask
     from grammar_decode.oracle.recognizer import ReferenceRecognizer
 
-    grammar = gd.compile_json_schema(schema, whitespace="compact", **options)
     reference = ReferenceRecognizer(grammar.ir)
     for prefix in prefixes:
         state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())

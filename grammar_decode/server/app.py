@@ -29,7 +29,7 @@ from ..cache import GrammarCache
 from ..errors import GrammarDecodeError
 from ..grammar import CompiledGrammar
 from ..limits import Limits
-from .backend import Backend, Cancelled, Output
+from .backend import Backend, Cancelled, Output, held_back
 from .constraints import TRIGGER, constraint_grammar, tool_calls, tool_instructions
 from .protocol import Job, RequestError, chat_request, completion_request
 
@@ -236,8 +236,7 @@ class _Content:
             self.called = True
             ready = at
         else:
-            ready = len(self.text) - next((size for size in range(min(len(TRIGGER) - 1, len(self.text)), 0, -1)
-                                           if self.text.endswith(TRIGGER[:size])), 0)
+            ready = len(self.text) - held_back(self.text, (TRIGGER,))
         out = self.text[self.sent:ready]
         self.sent = max(self.sent, ready)
         return out

@@ -18,9 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..generation import sample
+from ..generation import any_but, sample, sampling_logits
 from ..grammar import CompiledGrammar
-from ..masking.logits import masked_logits
 from ..vocab import Vocabulary
 from .protocol import Sampling
 
@@ -143,18 +142,18 @@ class Backend:
         sent = 0
         finish = LENGTH
         stops = sampling.stop
+        longest = max(map(len, stops), default=0)
         cut = -1
         for produced in range(max_tokens):
             if cancelled.is_set():
                 raise Cancelled()
             mask = matcher.budget_mask(max_tokens - produced)
-            if matcher.is_accepting() and not _any_but(mask, eos):
+            if matcher.is_accepting() and not any_but(mask, eos):
                 finish = STOP
                 break
-            logits = self._logits(ids)
-            masked, live = masked_logits(logits, mask)
-            if not live:  # the model puts no weight on any legal token: the grammar decides, uniformly
-                masked = np.where(np.pad(mask, (0, len(masked) - len(mask))), 0.0, -np.inf)
+            masked = sampling_logits(self._logits(ids), mask)
+            if masked is None:  # a mask that allows nothing before the text is complete: a bug here
+                raise RuntimeError("the grammar allows no token here")
             token = draw(masked, sampling.temperature, sampling.top_p, rng)
             matcher.advance(token)  # TokenRejected here would be a bug in the masks
             if token in eos:
@@ -162,14 +161,16 @@ class Backend:
                 break
             out.append(token)
             ids.append(token)
-            text += decoder.decode(vocab.token_bytes(token))
-            if stops:
-                cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
+            piece = decoder.decode(vocab.token_bytes(token))
+            text += piece
+            if stops:  # only the new text and the longest stop's length before it can hold a new stop
+                start = max(0, len(text) - len(piece) - longest + 1)
+                cut = min((i for i in (text.find(s, start) for s in stops) if i >= 0), default=-1)
                 if cut >= 0:
                     text = text[:cut]
                     finish = STOP
                     break
-            ready = len(text) - _held_back(text, stops)
+            ready = len(text) - held_back(text, stops)
             if on_text is not None and ready > sent:
                 on_text(text[sent:ready])
                 sent = ready
@@ -265,8 +266,9 @@ class TransformersBackend(Backend):
         return [int(i) for i in ids]
 
 
-def _held_back(text: str, stops: tuple[str, ...]) -> int:
-    """How many characters at the end of ``text`` may begin a stop string."""
+def held_back(text: str, stops: tuple[str, ...]) -> int:
+    """How many characters at the end of ``text`` may begin one of ``stops`` (and are held back
+    from a stream until they do not)."""
     held = 0
     for stop in stops:
         for size in range(min(len(stop) - 1, len(text)), held, -1):
@@ -274,8 +276,3 @@ def _held_back(text: str, stops: tuple[str, ...]) -> int:
                 held = size
                 break
     return held
-
-
-def _any_but(mask: np.ndarray, excluded: set[int]) -> bool:
-    count = int(np.count_nonzero(mask))
-    return count > sum(1 for i in excluded if mask[i])

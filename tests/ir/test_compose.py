@@ -10,7 +10,7 @@ import pytest
 
 import grammar_decode as gd
 
-from helpers import PERSON, require, validate
+from helpers import PERSON, assert_grammar_masks_equal_reference, require, validate
 
 CALL = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -82,19 +82,9 @@ def test_a_lark_constraint_keeps_its_ignored_whitespace() -> None:
 ])
 def test_masks_equal_the_reference(gpt2: gd.Vocabulary, call: gd.CompiledGrammar, constraint: str, trigger: str,
                                    required: bool, prefixes: list[str]) -> None:
-    require("regex")
-    from grammar_decode.oracle.masks import reference_mask
-    from grammar_decode.oracle.recognizer import ReferenceRecognizer
-
     inner = call if constraint == "call" else gd.compile_regex(r"\d{4}-\d{2}-\d{2}")
     grammar = gd.compile_triggered(inner, trigger, required=required, end="!" if constraint == "call" else "")
-    reference = ReferenceRecognizer(grammar.ir)
-    for prefix in prefixes:
-        state = grammar.recognizer.feed(grammar.recognizer.initial, prefix.encode())
-        assert state is not None, prefix
-        fast = grammar.masker(gpt2).mask(state)
-        expected = reference_mask(reference, gpt2, prefix.encode())
-        assert np.array_equal(fast, expected), (prefix, np.flatnonzero(fast ^ expected)[:10])
+    assert_grammar_masks_equal_reference(grammar, gpt2, prefixes)
 
 
 def _uniform_logits(vocab: gd.Vocabulary, seed: int, favour: tuple[int, ...] | list[int] = ()):

@@ -11,7 +11,7 @@ from helpers import require
 require("starlette", "serve")
 
 from grammar_decode.server.app import _Content  # noqa: E402
-from grammar_decode.server.backend import _held_back, draw  # noqa: E402
+from grammar_decode.server.backend import draw, held_back  # noqa: E402
 
 
 def test_top_p_keeps_the_smallest_likeliest_set() -> None:
@@ -44,7 +44,7 @@ def test_frequencies_follow_the_renormalised_nucleus() -> None:
     ("x", (), 0),
 ])
 def test_text_that_may_begin_a_stop_string_is_held_back(text: str, stops: tuple[str, ...], held: int) -> None:
-    assert _held_back(text, stops) == held
+    assert held_back(text, stops) == held
 
 
 def test_auto_tool_content_streams_until_the_trigger() -> None:

@@ -145,9 +145,9 @@ def compile_triggered(constraint: CompiledGrammar, trigger: str, *, required: bo
 
     For a tool call a model may or may not make (``compile_triggered(call, "<tool_call>",
     end="</tool_call>")``) and an answer after a reasoning block (``compile_triggered(answer,
-    "</think>", required=True)``). The free part is any UTF-8 text, so a closing budget cannot
-    force the trigger: with ``required`` and a tight ``max_tokens`` the shortest completion is
-    ``trigger`` plus the constraint's shortest text, as ``min_completion_tokens`` counts.
+    "</think>", required=True)``). With ``required``, the shortest text is ``trigger``, the
+    constraint's shortest text and ``end``, as ``min_completion_tokens`` counts, and the closing
+    budget forces them when the tokens left run short.
 
     Args:
         free_text: False leaves the free part out: the texts are ``trigger``, a text of

@@ -44,7 +44,7 @@ def after_trigger(inner: Grammar, trigger: bytes, *, required: bool = False, end
             raise ValueError(f"the {name} {text!r} is not UTF-8 text") from exc
     if inner.start is None:
         raise ValueError("the inner grammar has no start symbol")
-    grammar = _copy(inner)
+    grammar = inner.copy()
     exprs = grammar.exprs
     byte = exprs.byteset(ALL_BYTES)
     char = any_char(exprs)
@@ -62,20 +62,3 @@ def after_trigger(inner: Grammar, trigger: bytes, *, required: bool = False, end
     grammar.start = start
     return grammar
 
-
-def _copy(inner: Grammar) -> Grammar:
-    """A grammar with ``inner``'s lexemes and rules at the same ids (new symbols go after them),
-    on the same expression set; every list and table copied."""
-    grammar = Grammar(inner.exprs)
-    grammar.lexeme_exprs = list(inner.lexeme_exprs)
-    grammar.lexeme_names = list(inner.lexeme_names)
-    grammar._lexeme_ids = dict(inner._lexeme_ids)
-    grammar.rule_names = list(inner.rule_names)
-    grammar.alternatives = [list(alternatives) for alternatives in inner.alternatives]
-    grammar.ignored = list(inner.ignored)
-    grammar.nesting = dict(inner.nesting)
-    grammar.max_depth = inner.max_depth
-    grammar.unique_items = dict(inner.unique_items)
-    grammar.guards = dict(inner.guards)
-    grammar.unguarded = dict(inner.unguarded)
-    return grammar

@@ -109,6 +109,24 @@ class Grammar:
         self.guards: dict[int, LexemeGuard] = {}
         self.unguarded: dict[int, int] = {}
 
+    def copy(self) -> "Grammar":
+        """A grammar with this one's lexemes and rules at the same ids (new symbols go after them),
+        on the same expression set; every list and table copied, so either can grow alone. O(size)."""
+        grammar = Grammar(self.exprs)
+        grammar.lexeme_exprs = list(self.lexeme_exprs)
+        grammar.lexeme_names = list(self.lexeme_names)
+        grammar._lexeme_ids = dict(self._lexeme_ids)
+        grammar.rule_names = list(self.rule_names)
+        grammar.alternatives = [list(alternatives) for alternatives in self.alternatives]
+        grammar.ignored = list(self.ignored)
+        grammar.start = self.start
+        grammar.nesting = dict(self.nesting)
+        grammar.max_depth = self.max_depth
+        grammar.unique_items = dict(self.unique_items)
+        grammar.guards = dict(self.guards)
+        grammar.unguarded = dict(self.unguarded)
+        return grammar
+
     # -- building ------------------------------------------------------------------------------
 
     def lexeme(self, expr: int, name: str = "", distinct: bool = False) -> Symbol:

@@ -54,24 +54,7 @@
    stays far inside a thread's stack) */
 #define MAX_MERGE_DEPTH 5000
 
-typedef struct { int32_t *data; Py_ssize_t len, cap; } Vec;
-
-static int vec_reserve(Vec *v, Py_ssize_t more) {
-    if (v->len + more <= v->cap) return 0;
-    Py_ssize_t cap = v->cap ? v->cap : 16;
-    while (cap < v->len + more) cap *= 2;
-    int32_t *data = realloc(v->data, (size_t)cap * sizeof(int32_t));
-    if (!data) { PyErr_NoMemory(); return -1; }
-    v->data = data;
-    v->cap = cap;
-    return 0;
-}
-
-static inline int vec_push(Vec *v, int32_t x) {
-    if (v->len == v->cap && vec_reserve(v, 1) < 0) return -1;
-    v->data[v->len++] = x;
-    return 0;
-}
+#include "_vec.h"
 
 static inline uint32_t mix(uint32_t h, uint32_t x) {
     h ^= x + 0x9e3779b9u + (h << 6) + (h >> 2);

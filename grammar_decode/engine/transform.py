@@ -31,8 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import GrammarAdmitsNothing, GrammarError, GrammarTooLarge
-from ..limits import active, check_deadline
 from ..ir.grammar import Alternative, Grammar, Symbol
+from ..kernels import load, selected
+from ..limits import active, check_deadline
+
+_rewrite = load("grammar_decode.engine._rewrite", "the compiled grammar rewrite", "grammars are rewritten in Python")
 
 @dataclass
 class Rewritten:
@@ -61,12 +64,50 @@ def empty_lexemes(grammar: Grammar) -> frozenset[int]:
     return frozenset(empty)
 
 
-def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int] | None = None) -> Rewritten:
+def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int] | None = None, *,
+            compiled: bool | None = None, mutation: int = 0) -> Rewritten:
     """The grammar rewritten for the parser (steps in the module docstring); ``max_size``
     symbols at most (default ``Limits.grammar_size``), else ``GrammarTooLarge``. ``empty``:
-    ``empty_lexemes(grammar)`` where the caller has it."""
+    ``empty_lexemes(grammar)`` where the caller has it.
+
+    ``compiled``: run the C rewrite (``_rewrite.c``; the default where it is built and the
+    kernels are selected, ``kernels.py``) or this module's Python, the reference it equals rule
+    for rule and alternative for alternative (``tests/engine/test_transform.py``). O(grammar)
+    per step but for step 5, which may grow the grammar up to ``max_size``; a few µs per symbol
+    in Python, a few hundred ns in C. ``mutation`` (tests only): a broken C rewrite (1: every
+    nullable symbol kept, never left out)."""
     if max_size is None:
         max_size = active().grammar_size
+    if grammar.start is None:
+        raise GrammarError("the grammar has no start symbol")
+    if compiled is None:
+        compiled = selected(_rewrite)
+    if compiled:
+        return _compiled_rewrite(grammar, max_size, empty_lexemes(grammar) if empty is None else empty, mutation)
+    return _python_rewrite(grammar, max_size, empty)
+
+
+def _compiled_rewrite(grammar: Grammar, max_size: int, empty: frozenset[int], mutation: int) -> Rewritten:
+    """``rewrite`` by the C kernel (its outcome codes turned into the reference's errors)."""
+    if _rewrite is None:
+        raise RuntimeError("the compiled grammar rewrite is not built here (pip install -e . builds it)")
+    out = _rewrite.rewrite(grammar.alternatives, grammar.start, len(grammar.lexeme_exprs), tuple(sorted(empty)),
+                           max_size, check_deadline, mutation)
+    if out[0] == 1:
+        too_large(out[1], max_size)
+    if out[0] == 2:
+        raise GrammarAdmitsNothing("the grammar admits no text (its start symbol derives nothing)")
+    if out[0] == 3:
+        raise GrammarAdmitsNothing("the grammar admits no text")
+    _, rules, start_rule, start_nullable, new_rules, peak = out
+    names = list(grammar.rule_names)
+    for source, suffix in new_rules:
+        names.append(suffix if source < 0 else names[source] + suffix)
+    return Rewritten(rules, names, start_rule, start_nullable, new_rules, peak)
+
+
+def _python_rewrite(grammar: Grammar, max_size: int, empty: frozenset[int] | None) -> Rewritten:
+    """``rewrite`` in Python: the reference."""
     if grammar.start is None:
         raise GrammarError("the grammar has no start symbol")
     names = list(grammar.rule_names)

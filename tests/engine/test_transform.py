@@ -10,10 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import json
+import time
+
+import grammar_decode as gd
+from grammar_decode.engine import transform
 from grammar_decode.engine.parser import Parser
-from grammar_decode.engine.transform import _cyclic_components
-from grammar_decode.errors import GrammarAdmitsNothing
+from grammar_decode.engine.transform import _cyclic_components, rewrite
+from grammar_decode.errors import CompileTimeout, GrammarAdmitsNothing, GrammarError
 from grammar_decode.ir.grammar import Grammar
+from grammar_decode.limits import applied
+from tests.helpers import DATA, REPOSITORY, UNTIMED
 
 
 def _brute_components(edges: list[list[int]]) -> list[list[int]]:
@@ -131,3 +138,111 @@ def test_the_parser_on_the_rewrite_accepts_the_grammars_language(drawn: tuple[in
     for length in range(5):
         for text in itertools.product(range(lexemes), repeat=length):
             assert parser.accepts([ids[s] for s in text]) is _derives_brute(rules, 0, text), text
+
+
+# -- the C rewrite equals the Python one ----------------------------------------------------------
+
+compiled_only = pytest.mark.skipif(transform._rewrite is None, reason="the C rewrite is not built")
+
+
+def _outcome(grammar: Grammar, compiled: bool, max_size: int = 10**7, mutation: int = 0) -> object:
+    """Everything ``rewrite`` returns, or the error it raises (type and message)."""
+    try:
+        out = rewrite(grammar, max_size, compiled=compiled, mutation=mutation)
+    except GrammarError as exc:
+        return type(exc), str(exc)
+    return out.alternatives, out.names, out.start, out.start_nullable, out.new_rules, out.peak_size
+
+
+def _from_rules(lexemes: int, rules: list[list[tuple[int, ...]]]) -> Grammar:
+    grammar = Grammar()
+    for k in range(lexemes):
+        grammar.lexeme(grammar.exprs.literal(bytes([97 + k])), chr(97 + k))
+    symbols = [grammar.rule(f"r{k}") for k in range(len(rules))]
+    for k, alternatives in enumerate(rules):
+        grammar.define(symbols[k], alternatives)
+    grammar.start = symbols[0]
+    return grammar
+
+
+def _corpus_grammars() -> list[Grammar]:
+    corpus = json.loads((DATA / "json_schema_corpus.json").read_text())
+    grammars = [gd.compile_json_schema(schema, limits=UNTIMED).ir for schema in corpus.values()]
+    grammars.append(gd.compile_grammar((REPOSITORY / "examples" / "calc.lark").read_text(), limits=UNTIMED).ir)
+    return grammars
+
+
+LARK = [
+    # left recursion, direct and through another rule, and a unit cycle
+    "start: expr\nexpr: expr \"+\" term | term\nterm: term \"*\" atom | atom\natom: \"x\" | \"(\" expr \")\"",
+    "start: a\na: b \"x\" | \"y\"\nb: a \"z\" | a\n",
+    "start: a\na: b | \"p\"\nb: c | \"q\"\nc: a | \"r\" c\n",
+    "start: s\ns: s s | \"(\" s \")\" | \n",
+]
+
+
+@compiled_only
+@pytest.mark.parametrize("text", LARK)
+def test_the_c_rewrite_equals_python_on_lark_grammars(text: str) -> None:
+    grammar = gd.compile_grammar(text, limits=UNTIMED).ir
+    assert _outcome(grammar, True) == _outcome(grammar, False)
+
+
+@compiled_only
+def test_the_c_rewrite_equals_python_on_the_corpus() -> None:
+    """Rule for rule, alternative for alternative, names and sizes: every corpus schema and the
+    calculator example; the parser's tables rest on this order."""
+    grammars = _corpus_grammars()
+    assert len(grammars) > 80
+    for grammar in grammars:
+        assert _outcome(grammar, True) == _outcome(grammar, False), grammar
+
+
+@st.composite
+def _larger_grammars(draw: st.DrawFn) -> tuple[int, list[list[tuple[int, ...]]]]:
+    """Up to 8 rules over 3 lexemes, alternatives of up to 7 symbols with any number of rules:
+    empty rules, unit cycles, left recursion through several rules, equal rules."""
+    lexemes, count = 3, draw(st.integers(1, 8))
+    symbol = st.one_of(st.integers(0, lexemes - 1), st.integers(0, count - 1).map(lambda r: ~r))
+    alternative = st.lists(symbol, max_size=7).map(tuple)
+    rules = [draw(st.lists(alternative, max_size=4)) for _ in range(count)]
+    return lexemes, rules
+
+
+@compiled_only
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(_grammars(), _larger_grammars()), st.sampled_from([10**7, 40]))
+def test_the_c_rewrite_equals_python_on_random_grammars(drawn: tuple[int, list[list[tuple[int, ...]]]],
+                                                        max_size: int) -> None:
+    """The same rules, numbering, names, start, nullability and peak, or the same error (a
+    grammar that admits nothing, one that grows past ``max_size``)."""
+    grammar = _from_rules(*drawn)
+    assert _outcome(grammar, True, max_size) == _outcome(grammar, False, max_size)
+
+
+@compiled_only
+def test_a_broken_c_rewrite_is_caught() -> None:
+    """Mutation 1 keeps every nullable symbol (no variant leaves it out): the comparison above
+    fails on the corpus, and the parser on its tables rejects a text the grammar derives."""
+    grammars = _corpus_grammars()
+    assert any(_outcome(g, True, mutation=1) != _outcome(g, False) for g in grammars)
+    grammar = _from_rules(2, [[(~1, 0)], [(1,), ()]])  # r0 → r1 a, r1 → b | ε
+    broken = rewrite(grammar, compiled=True, mutation=1).alternatives
+    assert broken != rewrite(grammar, compiled=False).alternatives
+    assert (0,) not in broken[0] and (0,) in rewrite(grammar, compiled=True).alternatives[0]
+
+
+@compiled_only
+def test_the_c_rewrite_stops_at_the_compile_deadline() -> None:
+    grammar = _corpus_grammars()[0]
+    with applied(gd.Limits(compile_seconds=0.001), timed=True):
+        time.sleep(0.01)
+        with pytest.raises(CompileTimeout):
+            rewrite(grammar, compiled=True)
+
+
+@compiled_only
+@pytest.mark.parametrize("rules,start", [([[(5,)]], ~0), ([[(~3,)]], ~0), ([[(0,)]], ~4), ([[(0,)]], 7)])
+def test_the_c_rewrite_refuses_symbols_outside_the_grammar(rules: list, start: int) -> None:
+    with pytest.raises(ValueError, match="not in the grammar|neither a lexeme nor a rule"):
+        transform._rewrite.rewrite(rules, start, 2, (), 100, lambda: None)

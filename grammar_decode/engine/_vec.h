@@ -1,4 +1,4 @@
-/* A growable array of int32, shared by the engine's C files (_parse.c, _rewrite.c). Errors set
+/* A growable array of int32, shared by the engine's C files (_parse.c, _rewrite.c, _nesting.c). Errors set
    MemoryError and return -1. */
 #ifndef GRAMMAR_DECODE_ENGINE_VEC_H
 #define GRAMMAR_DECODE_ENGINE_VEC_H

@@ -22,6 +22,7 @@ states and return points) stays its own.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy as np
 from ..errors import GrammarError
 from ..ir.grammar import Grammar
 from ..ir.regex import untracked
+from ..kernels import load, selected
 from ..limits import active, check_deadline
 from ..lru import ByteBoundedLRU
 from .transform import empty_lexemes, rewrite, too_large
@@ -87,6 +89,8 @@ class ParserTables:
         return names
 
 
+_nesting = load("grammar_decode.engine._nesting", "the compiled nesting analysis", "it runs in Python")
+
 _CACHE: ByteBoundedLRU[ParserTables] = ByteBoundedLRU(CACHE_BYTES)
 
 
@@ -134,8 +138,7 @@ def build_tables(grammar: Grammar, max_size: int, empty: frozenset[int] | None =
     rule_firsts = tuple(firsts)
     nesting = None
     if grammar.max_depth is not None:
-        analysis = _Nesting(flat, rule_firsts, rewritten.names, len(grammar.lexeme_exprs), grammar.nesting)
-        nesting = NestingTables(analysis.net, analysis.peak_rest, analysis.net_rest)
+        nesting = nesting_tables(flat, rule_firsts, rewritten.names, len(grammar.lexeme_exprs), grammar.nesting)
         check_deadline()
     lexeme_firsts = tuple(tuple(p for p in starts if 0 <= flat[p] < END) for starts in rule_firsts)
     other_firsts = tuple(tuple(p for p in starts if not 0 <= flat[p] < END) for starts in rule_firsts)
@@ -175,6 +178,48 @@ def _flat_arrays(symbols: tuple[int, ...], lexeme_firsts: tuple[tuple[int, ...],
 def cache_info() -> dict[str, int]:
     """Entries, bytes, hits and misses of the process-wide cache of tables."""
     return _CACHE.info()
+
+
+def nesting_tables(symbols: tuple[int, ...], firsts: tuple[tuple[int, ...], ...], names: list[str], lexeme_count: int,
+                   nesting: dict[int, tuple[int, int]], *, compiled: bool | None = None,
+                   mutation: int = 0) -> NestingTables:
+    """The nesting analysis of a layout (``symbols``, ``firsts`` as ``ParserTables``'s; ``names``
+    of its rules, for the error; ``nesting``: each lexeme's (net, peak)): by the C kernel
+    (``_nesting.c``) where it is built and the kernels are selected (``compiled``), else by
+    ``_Nesting``, the Python reference it equals (``tests/engine/test_parser_tables.py``).
+    O(grammar) but for the peaks' fixed point, which revisits what a cycle reaches. ``mutation``
+    (tests only): a broken kernel (1: no worklist after the pass in dependency order).
+
+    Raises:
+        GrammarError: a rule changes the depth by different amounts in different derivations.
+    """
+    if compiled is None:
+        compiled = selected(_nesting)
+    if not compiled:
+        analysis = _Nesting(symbols, firsts, names, lexeme_count, nesting)
+        return NestingTables(analysis.net, analysis.peak_rest, analysis.net_rest)
+    if _nesting is None:
+        raise RuntimeError("the compiled nesting analysis is not built here (pip install -e . builds it)")
+    layout = np.array(symbols, dtype=np.int64)
+    layout[layout == END] = END32
+    lexeme_net = np.zeros(lexeme_count, dtype=np.int64)
+    lexeme_peak = np.zeros(lexeme_count, dtype=np.int64)
+    for lexeme, (net, peak) in nesting.items():
+        if 0 <= lexeme < lexeme_count:
+            lexeme_net[lexeme], lexeme_peak[lexeme] = net, peak
+    out = _nesting.nesting(layout.astype(np.int32), np.cumsum([0, *map(len, firsts)], dtype=np.int64).astype(np.int32),
+                           np.fromiter(itertools.chain.from_iterable(firsts), dtype=np.int32), lexeme_net, lexeme_peak,
+                           check_deadline, mutation)
+    if out[0] == 1:
+        raise GrammarError(f"rule {names[out[1]]!r} changes the nesting depth by different amounts: a depth limit "
+                           "needs a fixed one")
+    _, rule_net, known, peak_rest, net_rest = out
+    net: dict[int, int] = dict(enumerate(lexeme_net.tolist()))
+    totals = np.frombuffer(rule_net, dtype=np.int64)
+    for rule in np.flatnonzero(np.frombuffer(known, dtype=np.uint8)).tolist():
+        net[~rule] = int(totals[rule])
+    return NestingTables(net, untracked(tuple(np.frombuffer(peak_rest, dtype=np.int64).tolist())),
+                         untracked(tuple(np.frombuffer(net_rest, dtype=np.int64).tolist())))
 
 
 class _Nesting:

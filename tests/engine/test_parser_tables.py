@@ -12,7 +12,10 @@ from grammar_decode.engine import parser_tables
 from grammar_decode.engine.parser import Parser
 from grammar_decode.engine.parser_tables import build_tables, parser_tables as tables_of
 from grammar_decode.engine.transform import empty_lexemes, rewrite
-from grammar_decode.errors import GrammarTooLarge
+from grammar_decode.errors import GrammarError, GrammarTooLarge
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.helpers import DATA, UNTIMED
 from grammar_decode.ir.grammar import Grammar
 from grammar_decode.limits import active
 
@@ -113,3 +116,98 @@ def test_the_tables_are_made_off_the_collectors_lists() -> None:
     fields += [tables.nesting.peak_rest, tables.nesting.net_rest]
     assert all(type(f) is tuple and len(f) for f in fields[:4])
     assert not [f for f in fields if gc.is_tracked(f)]
+
+
+# -- the C nesting analysis equals the Python one -------------------------------------------------
+
+compiled_only = pytest.mark.skipif(parser_tables._nesting is None, reason="the C nesting analysis is not built")
+
+
+def _nesting_of(grammar: Grammar, compiled: bool, mutation: int = 0) -> object:
+    """The nesting analysis of ``grammar``'s rewritten layout, or the error's message."""
+    rewritten = rewrite(grammar, 10 ** 7, compiled=False)
+    symbols: list[int] = []
+    firsts = []
+    for alternatives in rewritten.alternatives:
+        starts = []
+        for alternative in alternatives:
+            starts.append(len(symbols))
+            symbols.extend((*alternative, parser_tables.END))
+        firsts.append(tuple(starts))
+    try:
+        return parser_tables.nesting_tables(tuple(symbols), tuple(firsts), rewritten.names, len(grammar.lexeme_exprs),
+                                            grammar.nesting, compiled=compiled, mutation=mutation)
+    except GrammarError as exc:
+        return str(exc)
+
+
+def _limited_corpus() -> list[Grammar]:
+    corpus = json.loads((DATA / "json_schema_corpus.json").read_text())
+    grammars = [gd.compile_json_schema(schema, limits=UNTIMED).ir for schema in corpus.values()]
+    return [g for g in grammars if g.max_depth is not None]
+
+
+@compiled_only
+def test_the_c_nesting_analysis_equals_python_on_the_corpus() -> None:
+    grammars = _limited_corpus()
+    assert len(grammars) > 80
+    for grammar in grammars:
+        assert _nesting_of(grammar, True) == _nesting_of(grammar, False)
+
+
+@compiled_only
+def test_a_broken_c_nesting_analysis_is_caught() -> None:
+    """Mutation 1 stops at the pass in dependency order: a recursive schema's peaks stay too high."""
+    assert any(_nesting_of(g, True, mutation=1) != _nesting_of(g, False) for g in _limited_corpus())
+
+
+@st.composite
+def _nested_grammars(draw: st.DrawFn) -> Grammar:
+    """1-5 rules over "(" (opens a level), ")" (closes it) and "x", any alternatives of up to 5
+    symbols: most have no fixed depth change (an error both analyses must name alike), the rest
+    nest through recursion."""
+    grammar = Grammar()
+    opening, closing, plain = (grammar.lexeme(grammar.exprs.literal(t), t.decode()) for t in (b"(", b")", b"x"))
+    grammar.nest(opening, 1, 1)
+    grammar.nest(closing, -1, 0)
+    count = draw(st.integers(1, 5))
+    rules = [grammar.rule(f"r{k}") for k in range(count)]
+    symbol = st.one_of(st.sampled_from([opening, closing, plain]), st.sampled_from(rules))
+    for rule in rules:
+        grammar.define(rule, draw(st.lists(st.lists(symbol, min_size=1, max_size=5).map(tuple), min_size=1, max_size=3)))
+    grammar.define(rules[0], [(plain,)])  # productive
+    grammar.start = rules[0]
+    grammar.max_depth = draw(st.integers(1, 4))
+    return grammar
+
+
+@compiled_only
+@settings(max_examples=400, deadline=None)
+@given(_nested_grammars())
+def test_the_c_nesting_analysis_equals_python_on_random_grammars(grammar: Grammar) -> None:
+    try:
+        expected = _nesting_of(grammar, False)
+    except GrammarError:
+        return  # the rewrite refuses it (admits nothing): no layout to analyse
+    assert _nesting_of(grammar, True) == expected
+
+
+@compiled_only
+def test_the_c_nesting_analysis_names_a_rule_without_a_fixed_depth_change() -> None:
+    grammar = _tiny(3)
+    grammar.define(grammar.start, [(0,)])  # start → "a": one more way, with another depth change
+    assert _nesting_of(grammar, True) == _nesting_of(grammar, False)
+    assert "changes the nesting depth by different amounts" in str(_nesting_of(grammar, True))
+
+
+@compiled_only
+def test_the_c_nesting_analysis_refuses_a_layout_that_does_not_fit() -> None:
+    import numpy as np
+
+    i32, i64 = np.int32, np.int64
+    with pytest.raises(ValueError):
+        parser_tables._nesting.nesting(np.array([5, parser_tables.END32], dtype=i32), np.array([0, 1], dtype=i32),
+                                       np.array([0], dtype=i32), np.zeros(2, dtype=i64), np.zeros(2, dtype=i64), lambda: None)
+    with pytest.raises(ValueError):
+        parser_tables._nesting.nesting(np.array([0, parser_tables.END32], dtype=i32), np.array([0, 1], dtype=i32),
+                                       np.array([7], dtype=i32), np.zeros(2, dtype=i64), np.zeros(2, dtype=i64), lambda: None)

@@ -163,13 +163,15 @@ def test_counted_intersections_agree_with_the_derivative_search(tree: object, lo
         other = exprs.negate(other)
     unit = exprs.alt(exprs.literal(b"a"), exprs.literal(b"b"), exprs.literal(b"cd"))
     counter = exprs.repeat(unit, lo, None if extra is None else lo + extra)
-    for item in (exprs.both(other, counter), exprs.both(other, exprs.concat(exprs.literal(b"d"), counter))):
-        reference = exprs._search_nullable(item, 20_000)
-        assert exprs.min_length(item) == (None if reference is None else len(reference))
     # a second counter over the same unit joins the first
     both_counters = exprs.both(other, counter, exprs.repeat(unit, 0, lo + 1))
-    reference = exprs._search_nullable(both_counters, 20_000)
-    assert exprs.min_length(both_counters) == (None if reference is None else len(reference))
+    for item in (exprs.both(other, counter), exprs.both(other, exprs.concat(exprs.literal(b"d"), counter)), both_counters):
+        reference = exprs._search_nullable(item, 20_000)
+        expected = None if reference is None else len(reference)
+        assert exprs.min_length(item) == expected
+        # counting itself (min_length asks a short search first, which finds most of these)
+        counted = exprs._counted_min(item, 20_000)
+        assert counted is NotImplemented or counted == expected
 
 
 def _composite_unit(exprs: ExprSet, lo: int, extra: int | None, tail: bool) -> int:
@@ -485,3 +487,17 @@ def test_a_broken_greedy_probe_is_caught(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(ExprSet, "_greedy_witness", lambda self, item: True)
     broken = ExprSet(compiled=False)
     assert not broken.is_empty(item_of(broken)) and broken._search_nullable(item_of(broken), 100) is None
+
+
+def test_a_short_string_under_a_long_count_is_found_by_a_search_not_counted(
+        exprs: ExprSet, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``maxLength: 2048`` beside ``pattern: "\\.png$"``: the shortest string (".png") is a few
+    dozen states away, so counting (which walks every pattern state at each character
+    boundary) is not asked; a shortest string past the search's states is counted."""
+    counted: list[int] = []
+    original = ExprSet._counted_min
+    monkeypatch.setattr(ExprSet, "_counted_min", lambda self, i, fuel: counted.append(i) or original(self, i, fuel))
+    char = exprs.byteset(byte_range(0x20, 0x7E))
+    png = exprs.concat(exprs.star(char), exprs.literal(b".png"))
+    assert exprs.min_length(exprs.both(png, exprs.repeat(char, 0, 2048))) == 4 and counted == []
+    assert exprs.min_length(exprs.both(png, exprs.repeat(char, 5000, 6000))) == 5000 and len(counted) == 1

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import json
 import weakref
 from typing import Iterable, Iterator
@@ -148,7 +150,9 @@ _SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C:
 _HEX_DIGITS = "0123456789abcdef"
 
 
+@functools.lru_cache(maxsize=None)  # 136 digit ranges at most
 def _hex_digit_set(lo: int, hi: int) -> int:
+    """The bytes of the hex digits ``lo..hi`` in either case, as a byte mask."""
     values = set()
     for digit in range(lo, hi + 1):
         values.update(_HEX_DIGITS[digit].encode() + _HEX_DIGITS[digit].upper().encode())

@@ -1,11 +1,14 @@
 """The parser's tables and their cache by structure: a hit gives what a build gives, names
-follow each grammar, and every input the tables depend on is in the key."""
+follow each grammar, and every input the tables depend on is in the key; the C nesting analysis
+equals the Python one."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import grammar_decode as gd
 from grammar_decode.engine import parser_tables
@@ -13,11 +16,9 @@ from grammar_decode.engine.parser import Parser
 from grammar_decode.engine.parser_tables import build_tables, parser_tables as tables_of
 from grammar_decode.engine.transform import empty_lexemes, rewrite
 from grammar_decode.errors import GrammarError, GrammarTooLarge
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from tests.helpers import DATA, UNTIMED
 from grammar_decode.ir.grammar import Grammar
 from grammar_decode.limits import active
+from helpers import DATA, UNTIMED
 
 SHAPES = [
     ({"type": "string", "maxLength": 5}, {"type": "string", "maxLength": 9, "pattern": "^a"}),
@@ -120,7 +121,6 @@ def test_the_tables_are_made_off_the_collectors_lists() -> None:
 
 # -- the C nesting analysis equals the Python one -------------------------------------------------
 
-compiled_only = pytest.mark.skipif(parser_tables._nesting is None, reason="the C nesting analysis is not built")
 
 
 def _nesting_of(grammar: Grammar, compiled: bool, mutation: int = 0) -> object:
@@ -147,7 +147,6 @@ def _limited_corpus() -> list[Grammar]:
     return [g for g in grammars if g.max_depth is not None]
 
 
-@compiled_only
 def test_the_c_nesting_analysis_equals_python_on_the_corpus() -> None:
     grammars = _limited_corpus()
     assert len(grammars) > 80
@@ -155,7 +154,6 @@ def test_the_c_nesting_analysis_equals_python_on_the_corpus() -> None:
         assert _nesting_of(grammar, True) == _nesting_of(grammar, False)
 
 
-@compiled_only
 def test_a_broken_c_nesting_analysis_is_caught() -> None:
     """Mutation 1 stops at the pass in dependency order: a recursive schema's peaks stay too high."""
     assert any(_nesting_of(g, True, mutation=1) != _nesting_of(g, False) for g in _limited_corpus())
@@ -181,7 +179,6 @@ def _nested_grammars(draw: st.DrawFn) -> Grammar:
     return grammar
 
 
-@compiled_only
 @settings(max_examples=400, deadline=None)
 @given(_nested_grammars())
 def test_the_c_nesting_analysis_equals_python_on_random_grammars(grammar: Grammar) -> None:
@@ -192,7 +189,6 @@ def test_the_c_nesting_analysis_equals_python_on_random_grammars(grammar: Gramma
     assert _nesting_of(grammar, True) == expected
 
 
-@compiled_only
 def test_the_c_nesting_analysis_names_a_rule_without_a_fixed_depth_change() -> None:
     grammar = _tiny(3)
     grammar.define(grammar.start, [(0,)])  # start → "a": one more way, with another depth change
@@ -200,7 +196,6 @@ def test_the_c_nesting_analysis_names_a_rule_without_a_fixed_depth_change() -> N
     assert "changes the nesting depth by different amounts" in str(_nesting_of(grammar, True))
 
 
-@compiled_only
 def test_the_c_nesting_analysis_refuses_a_layout_that_does_not_fit() -> None:
     import numpy as np
 

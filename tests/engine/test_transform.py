@@ -1,17 +1,17 @@
 """The rewrite against brute force: the cyclic strongly connected components (unit cycles, left
 recursion) of small random graphs and hand-written ones, and the language of random grammars
-(the parser on the rewritten grammar against a derivation check of the grammar as written)."""
+(the parser on the rewritten grammar against a derivation check of the grammar as written); and
+the C rewrite against the Python one, rule for rule."""
 
 from __future__ import annotations
 
 import itertools
+import json
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import json
-import time
 
 import grammar_decode as gd
 from grammar_decode.engine import transform
@@ -20,7 +20,7 @@ from grammar_decode.engine.transform import _cyclic_components, rewrite
 from grammar_decode.errors import CompileTimeout, GrammarAdmitsNothing, GrammarError
 from grammar_decode.ir.grammar import Grammar
 from grammar_decode.limits import applied
-from tests.helpers import DATA, REPOSITORY, UNTIMED
+from helpers import DATA, REPOSITORY, UNTIMED
 
 
 def _brute_components(edges: list[list[int]]) -> list[list[int]]:
@@ -142,7 +142,6 @@ def test_the_parser_on_the_rewrite_accepts_the_grammars_language(drawn: tuple[in
 
 # -- the C rewrite equals the Python one ----------------------------------------------------------
 
-compiled_only = pytest.mark.skipif(transform._rewrite is None, reason="the C rewrite is not built")
 
 
 def _outcome(grammar: Grammar, compiled: bool, max_size: int = 10**7, mutation: int = 0) -> object:
@@ -181,14 +180,12 @@ LARK = [
 ]
 
 
-@compiled_only
 @pytest.mark.parametrize("text", LARK)
 def test_the_c_rewrite_equals_python_on_lark_grammars(text: str) -> None:
     grammar = gd.compile_grammar(text, limits=UNTIMED).ir
     assert _outcome(grammar, True) == _outcome(grammar, False)
 
 
-@compiled_only
 def test_the_c_rewrite_equals_python_on_the_corpus() -> None:
     """Rule for rule, alternative for alternative, names and sizes: every corpus schema and the
     calculator example; the parser's tables rest on this order."""
@@ -209,7 +206,6 @@ def _larger_grammars(draw: st.DrawFn) -> tuple[int, list[list[tuple[int, ...]]]]
     return lexemes, rules
 
 
-@compiled_only
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(_grammars(), _larger_grammars()), st.sampled_from([10**7, 40]))
 def test_the_c_rewrite_equals_python_on_random_grammars(drawn: tuple[int, list[list[tuple[int, ...]]]],
@@ -220,7 +216,6 @@ def test_the_c_rewrite_equals_python_on_random_grammars(drawn: tuple[int, list[l
     assert _outcome(grammar, True, max_size) == _outcome(grammar, False, max_size)
 
 
-@compiled_only
 def test_a_broken_c_rewrite_is_caught() -> None:
     """Mutation 1 keeps every nullable symbol (no variant leaves it out): the comparison above
     fails on the corpus, and the parser on its tables rejects a text the grammar derives."""
@@ -232,7 +227,6 @@ def test_a_broken_c_rewrite_is_caught() -> None:
     assert (0,) not in broken[0] and (0,) in rewrite(grammar, compiled=True).alternatives[0]
 
 
-@compiled_only
 def test_the_c_rewrite_stops_at_the_compile_deadline() -> None:
     grammar = _corpus_grammars()[0]
     with applied(gd.Limits(compile_seconds=0.001), timed=True):
@@ -241,7 +235,6 @@ def test_the_c_rewrite_stops_at_the_compile_deadline() -> None:
             rewrite(grammar, compiled=True)
 
 
-@compiled_only
 @pytest.mark.parametrize("rules,start", [([[(5,)]], ~0), ([[(~3,)]], ~0), ([[(0,)]], ~4), ([[(0,)]], 7)])
 def test_the_c_rewrite_refuses_symbols_outside_the_grammar(rules: list, start: int) -> None:
     with pytest.raises(ValueError, match="not in the grammar|neither a lexeme nor a rule"):

@@ -96,11 +96,15 @@ _CACHE: ByteBoundedLRU[ParserTables] = ByteBoundedLRU(CACHE_BYTES)
 
 def structure_key(grammar: Grammar, empty: frozenset[int]) -> tuple[object, ...]:
     """Everything the tables of ``grammar`` depend on (``empty``: its lexemes that match
-    nothing)."""
+    nothing). Sets as sorted tuples, so that the key is a tuple of atoms and of such tuples, and
+    taken off the cyclic collector's lists at once: the cache keeps it, and a long-lived tuple of
+    tuples is untracked only by a full collection, each of which otherwise visited every symbol
+    of every grammar compiled since the one before (a third to a half of the references a full
+    collection met in a replay of every compare task)."""
     limited = grammar.max_depth is not None
-    return (tuple(map(tuple, grammar.alternatives)), grammar.start, len(grammar.lexeme_exprs), empty,
-            frozenset(grammar.ignored), grammar.max_depth,
-            tuple(sorted(grammar.nesting.items())) if limited else None)
+    return untracked((tuple(map(tuple, grammar.alternatives)), grammar.start, len(grammar.lexeme_exprs),
+                      tuple(sorted(empty)), tuple(sorted(grammar.ignored)), grammar.max_depth,
+                      tuple(sorted(grammar.nesting.items())) if limited else None))
 
 
 def parser_tables(grammar: Grammar, max_size: int | None = None) -> tuple[ParserTables, list[str]]:

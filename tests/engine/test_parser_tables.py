@@ -117,6 +117,10 @@ def test_the_tables_are_made_off_the_collectors_lists() -> None:
     fields += [tables.nesting.peak_rest, tables.nesting.net_rest]
     assert all(type(f) is tuple and len(f) for f in fields[:4])
     assert not [f for f in fields if gc.is_tracked(f)]
+    # and the cache's key, with a depth limit, ignored and empty lexemes in it
+    for g in (grammar, _tiny(3, empty_b=True, ignored=True)):
+        key = parser_tables.structure_key(g, empty_lexemes(g))
+        assert not gc.is_tracked(key) and not gc.is_tracked(key[0]) and not gc.is_tracked(key[0][0])
 
 
 # -- the C nesting analysis equals the Python one -------------------------------------------------

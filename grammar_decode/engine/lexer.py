@@ -19,7 +19,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..ir.grammar import LexemeGuard
-from ..ir.regex import ExprSet
+from ..ir.regex import ExprSet, untracked
 from .dfa import DEAD, UNBUILT, LexemeDFA, all_origins, dfa_for
 
 __all__ = ["DEAD", "UNBUILT", "Lexer"]
@@ -75,7 +75,10 @@ class Lexer:
         self.accepting: dict[int, frozenset[int]] = _ByState(partial(_accepting, self.dfa, self.lexeme_at))
         #: per state: the sorted (lexeme, remaining expression) pairs still alive
         self.pairs: dict[int, tuple[tuple[int, int], ...]] = _ByState(partial(_pairs, self.dfa, self.lexeme_at))
-        self._starts: dict[frozenset[int], int] = {}
+        #: start states by the sorted lexemes allowed: tuples of ints, untracked, so the dict is
+        #: never visited by the cyclic collector (frozenset keys, a parse state's whole expected
+        #: set each, were up to 24,000 items visited by every full collection)
+        self._starts: dict[tuple[int, ...], int] = {}
 
     def __len__(self) -> int:
         """States the shared DFA holds (every grammar's on this ``ExprSet``)."""
@@ -83,8 +86,9 @@ class Lexer:
 
     def start(self, allowed: Iterable[int]) -> int:
         """The state before any byte, when the lexemes ``allowed`` may come next (``DEAD`` if
-        none of them can match anything). Cached per set."""
-        key = frozenset(allowed)
+        none of them can match anything). Cached per set (a sort of the set per call: callers keep
+        the answer per parse state)."""
+        key = untracked(tuple(sorted(set(allowed))))
         found = self._starts.get(key)
         if found is None:
             origin_of = self.origin_of

@@ -30,6 +30,17 @@ def test_states_track_every_live_lexeme() -> None:
     assert lexer.start([2]) != start and lexer.step(lexer.start([2]), ord("a")) == DEAD
 
 
+def test_start_states_are_kept_off_the_collectors_lists() -> None:
+    """A start state is cached by the lexemes allowed, in any order and with repeats, under a key
+    the cyclic collector never visits (a large object's expected set has hundreds of lexemes,
+    and every full collection visited each of them)."""
+    lexer = make(r"if", r"[a-z]+", r"[0-9]+")
+    start = lexer.start([2, 0, 1, 0])
+    assert lexer.start(frozenset({0, 1, 2})) == lexer.start((0, 1, 2)) == start
+    assert lexer.start([1]) != start
+    assert not gc.is_tracked(lexer._starts) and not [k for k in lexer._starts if gc.is_tracked(k)]
+
+
 def test_equal_futures_share_a_state() -> None:
     lexer = make(r"(ab)*c")
     start = lexer.start([0])

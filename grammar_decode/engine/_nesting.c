@@ -207,7 +207,7 @@ static int analyse(N *n, int32_t *wrong_rule, int64_t *peak_rest, int64_t *net_r
     }
     status = 0;
 done:
-    free(unknown); free(ready); free(evaluated); free(order); free(state); free(stack_rule); free(stack_at); free(work.data);
+    free(unknown); free(ready); free(evaluated); free(order); free(state); free(stack_rule); free(stack_at); vec_free(&work);
     return status;
 }
 

@@ -29,7 +29,6 @@
 
 #include "_vec.h"
 
-static void vec_free(Vec *v) { free(v->data); v->data = NULL; v->len = v->cap = 0; }
 
 static int vec_copy(Vec *to, const Vec *from) {
     to->len = 0;

@@ -26,4 +26,6 @@ static inline int vec_push(Vec *v, int32_t x) {
     return 0;
 }
 
+static inline void vec_free(Vec *v) { free(v->data); v->data = NULL; v->len = v->cap = 0; }
+
 #endif

@@ -33,7 +33,7 @@ from ..ir.regex import untracked
 from ..kernels import load, selected
 from ..limits import active, check_deadline
 from ..lru import ByteBoundedLRU
-from .transform import empty_lexemes, rewrite, too_large
+from .transform import empty_lexemes, rewrite, rewritten_names, too_large
 
 END = 1 << 62  # the symbol past the last of an alternative (neither a lexeme nor a rule)
 #: ``END`` in the int32 arrays of ``ParserTables.flat``
@@ -83,10 +83,7 @@ class ParserTables:
 
     def names(self, grammar: Grammar) -> list[str]:
         """The rule names of the rewritten grammar, for a ``grammar`` of this structure."""
-        names = list(grammar.rule_names)
-        for source, suffix in self.new_rules:
-            names.append(suffix if source < 0 else names[source] + suffix)
-        return names
+        return rewritten_names(grammar.rule_names, self.new_rules)
 
 
 _nesting = load("grammar_decode.engine._nesting", "the compiled nesting analysis", "it runs in Python")
@@ -140,9 +137,11 @@ def build_tables(grammar: Grammar, max_size: int, empty: frozenset[int] | None =
     check_deadline()
     flat = tuple(symbols)
     rule_firsts = tuple(firsts)
+    layout = _layout32(flat)
     nesting = None
     if grammar.max_depth is not None:
-        nesting = nesting_tables(flat, rule_firsts, rewritten.names, len(grammar.lexeme_exprs), grammar.nesting)
+        nesting = nesting_tables(flat, rule_firsts, rewritten.names, len(grammar.lexeme_exprs), grammar.nesting,
+                                 layout=layout)
         check_deadline()
     lexeme_firsts = tuple(tuple(p for p in starts if 0 <= flat[p] < END) for starts in rule_firsts)
     other_firsts = tuple(tuple(p for p in starts if not 0 <= flat[p] < END) for starts in rule_firsts)
@@ -154,16 +153,21 @@ def build_tables(grammar: Grammar, max_size: int, empty: frozenset[int] | None =
         symbols=flat, firsts=rule_firsts, lexeme_firsts=lexeme_firsts, other_firsts=other_firsts,
         start=rewritten.start, start_nullable=rewritten.start_nullable, new_rules=untracked(tuple(rewritten.new_rules)),
         peak_size=rewritten.peak_size, nesting=nesting,
-        flat=_flat_arrays(flat, lexeme_firsts, other_firsts, nesting, len(grammar.lexeme_exprs)))
+        flat=_flat_arrays(flat, lexeme_firsts, other_firsts, nesting, len(grammar.lexeme_exprs), layout))
+
+
+def _layout32(symbols: tuple[int, ...]) -> np.ndarray:
+    """The layout's symbols as int32, ``END`` as ``END32``."""
+    flat = np.array(symbols, dtype=np.int64)
+    flat[flat == END] = END32
+    return flat.astype(np.int32)
 
 
 def _flat_arrays(symbols: tuple[int, ...], lexeme_firsts: tuple[tuple[int, ...], ...],
                  other_firsts: tuple[tuple[int, ...], ...], nesting: NestingTables | None,
-                 lexeme_count: int) -> tuple[np.ndarray, ...]:
-    """``ParserTables.flat`` (see there). O(grammar), in numpy."""
-    flat = np.array(symbols, dtype=np.int64)
-    flat[flat == END] = END32
-    out = [flat.astype(np.int32)]
+                 lexeme_count: int, layout: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``ParserTables.flat`` (see there; ``layout``: ``_layout32(symbols)``). O(grammar), in numpy."""
+    out = [layout]
     for per_rule in (lexeme_firsts, other_firsts):
         out.append(np.cumsum([0, *map(len, per_rule)], dtype=np.int64).astype(np.int32))
         out.append(np.fromiter((p for starts in per_rule for p in starts), dtype=np.int32))
@@ -186,13 +190,14 @@ def cache_info() -> dict[str, int]:
 
 def nesting_tables(symbols: tuple[int, ...], firsts: tuple[tuple[int, ...], ...], names: list[str], lexeme_count: int,
                    nesting: dict[int, tuple[int, int]], *, compiled: bool | None = None,
-                   mutation: int = 0) -> NestingTables:
+                   mutation: int = 0, layout: np.ndarray | None = None) -> NestingTables:
     """The nesting analysis of a layout (``symbols``, ``firsts`` as ``ParserTables``'s; ``names``
     of its rules, for the error; ``nesting``: each lexeme's (net, peak)): by the C kernel
     (``_nesting.c``) where it is built and the kernels are selected (``compiled``), else by
     ``_Nesting``, the Python reference it equals (``tests/engine/test_parser_tables.py``).
     O(grammar) but for the peaks' fixed point, which revisits what a cycle reaches. ``mutation``
     (tests only): a broken kernel (1: no worklist after the pass in dependency order).
+    ``layout``: ``_layout32(symbols)`` where the caller has it.
 
     Raises:
         GrammarError: a rule changes the depth by different amounts in different derivations.
@@ -204,14 +209,14 @@ def nesting_tables(symbols: tuple[int, ...], firsts: tuple[tuple[int, ...], ...]
         return NestingTables(analysis.net, analysis.peak_rest, analysis.net_rest)
     if _nesting is None:
         raise RuntimeError("the compiled nesting analysis is not built here (pip install -e . builds it)")
-    layout = np.array(symbols, dtype=np.int64)
-    layout[layout == END] = END32
+    if layout is None:
+        layout = _layout32(symbols)
     lexeme_net = np.zeros(lexeme_count, dtype=np.int64)
     lexeme_peak = np.zeros(lexeme_count, dtype=np.int64)
     for lexeme, (net, peak) in nesting.items():
         if 0 <= lexeme < lexeme_count:
             lexeme_net[lexeme], lexeme_peak[lexeme] = net, peak
-    out = _nesting.nesting(layout.astype(np.int32), np.cumsum([0, *map(len, firsts)], dtype=np.int64).astype(np.int32),
+    out = _nesting.nesting(layout, np.cumsum([0, *map(len, firsts)], dtype=np.int64).astype(np.int32),
                            np.fromiter(itertools.chain.from_iterable(firsts), dtype=np.int32), lexeme_net, lexeme_peak,
                            check_deadline, mutation)
     if out[0] == 1:

@@ -29,6 +29,7 @@ Each step checks the size against ``max_size`` and raises ``GrammarTooLarge`` pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..errors import GrammarAdmitsNothing, GrammarError, GrammarTooLarge
 from ..ir.grammar import Alternative, Grammar, Symbol
@@ -84,7 +85,7 @@ def rewrite(grammar: Grammar, max_size: int | None = None, empty: frozenset[int]
         compiled = selected(_rewrite)
     if compiled:
         return _compiled_rewrite(grammar, max_size, empty_lexemes(grammar) if empty is None else empty, mutation)
-    return _python_rewrite(grammar, max_size, empty)
+    return _python_rewrite(grammar, grammar.start, max_size, empty)
 
 
 def _compiled_rewrite(grammar: Grammar, max_size: int, empty: frozenset[int], mutation: int) -> Rewritten:
@@ -100,22 +101,25 @@ def _compiled_rewrite(grammar: Grammar, max_size: int, empty: frozenset[int], mu
     if out[0] == 3:
         raise GrammarAdmitsNothing("the grammar admits no text")
     _, rules, start_rule, start_nullable, new_rules, peak = out
-    names = list(grammar.rule_names)
+    return Rewritten(rules, rewritten_names(grammar.rule_names, new_rules), start_rule, start_nullable, new_rules, peak)
+
+
+def rewritten_names(names: list[str], new_rules: Iterable[tuple[int, str]]) -> list[str]:
+    """The rule names after a rewrite: ``names`` (the grammar's), then each new rule's from its
+    recipe (``Rewritten.new_rules``: the rule it was made from and a suffix, or -1 and a name)."""
+    out = list(names)
     for source, suffix in new_rules:
-        names.append(suffix if source < 0 else names[source] + suffix)
-    return Rewritten(rules, names, start_rule, start_nullable, new_rules, peak)
+        out.append(suffix if source < 0 else out[source] + suffix)
+    return out
 
 
-def _python_rewrite(grammar: Grammar, max_size: int, empty: frozenset[int] | None) -> Rewritten:
-    """``rewrite`` in Python: the reference."""
-    if grammar.start is None:
-        raise GrammarError("the grammar has no start symbol")
+def _python_rewrite(grammar: Grammar, start: Symbol, max_size: int, empty: frozenset[int] | None) -> Rewritten:
+    """``rewrite`` in Python, from the grammar's ``start`` (checked by ``rewrite``): the reference."""
     names = list(grammar.rule_names)
     new_rules: list[tuple[int, str]] = []
     # an alternative written twice is one (each copy would double the parses the parser keeps
     # apart: r → r r a | r r a | ε made every split of the text a parse twice over)
     rules = [list(dict.fromkeys(alts)) for alts in grammar.alternatives]
-    start = grammar.start
     if start >= 0:  # a lone lexeme: wrap it in a rule
         names.append("start")
         new_rules.append((-1, "start"))

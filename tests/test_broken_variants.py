@@ -127,7 +127,7 @@ def dropped_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
         lexeme_firsts = tuple(tuple(p for p in f if 0 <= symbols[p] < parser_tables_module.END) for f in firsts)
         other_firsts = tuple(tuple(p for p in f if not 0 <= symbols[p] < parser_tables_module.END) for f in firsts)
         flat = parser_tables_module._flat_arrays(symbols, lexeme_firsts, other_firsts, tables.nesting,
-                                                 len(grammar.lexeme_exprs))
+                                                 len(grammar.lexeme_exprs), parser_tables_module._layout32(symbols))
         return dataclasses.replace(tables, firsts=firsts, lexeme_firsts=lexeme_firsts, other_firsts=other_firsts,
                                    flat=flat), names
 

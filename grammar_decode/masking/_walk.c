@@ -1207,6 +1207,75 @@ done:
     return result;
 }
 
+/* rename_column(pairs, rename[, mutation]) -> bytes: a copy of ``pairs`` (int32 (node, state)
+   rows, C order, as bytes or any buffer) with each state renamed by ``rename(state)``, asked once
+   per distinct state (a twin's boundaries: thousands of rows, a handful of states). Mutation 1
+   (tests): a state that ``rename`` changes is written as itself plus one. */
+static PyObject *rename_column(PyObject *self, PyObject *args) {
+    PyObject *o_pairs, *rename;
+    int mutation = 0;
+    if (!PyArg_ParseTuple(args, "OO|i", &o_pairs, &rename, &mutation)) return NULL;
+    if (!PyCallable_Check(rename)) {
+        PyErr_SetString(PyExc_TypeError, "rename must be callable");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o_pairs, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (view.len % (2 * (Py_ssize_t)sizeof(int32_t))) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "pairs must be int32 (node, state) rows");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    if (!out) return NULL;
+    int32_t *rows = (int32_t *)PyBytes_AS_STRING(out);
+    Py_ssize_t count = PyBytes_GET_SIZE(out) / (2 * (Py_ssize_t)sizeof(int32_t));
+    /* the states met so far and their new names, searched linearly: a part's boundaries name a
+       handful of states (at most 4 over the compare set), so a table would cost more */
+    int32_t seen_small[2 * 16];
+    int32_t *seen = seen_small;
+    Py_ssize_t seen_count = 0, seen_cap = 16;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t before = rows[2 * i + 1], after = 0;
+        Py_ssize_t k = 0;
+        while (k < seen_count && seen[2 * k] != before) k++;
+        if (k < seen_count) {
+            after = seen[2 * k + 1];
+        } else {
+            PyObject *answer = PyObject_CallFunction(rename, "i", before);
+            if (!answer) goto fail;
+            long value = PyLong_AsLong(answer);
+            Py_DECREF(answer);
+            if (value == -1 && PyErr_Occurred()) goto fail;
+            if (value < INT32_MIN || value > INT32_MAX) {
+                PyErr_SetString(PyExc_OverflowError, "a renamed state is outside int32");
+                goto fail;
+            }
+            after = (int32_t)value;
+            if (mutation == 1 && after != before) after = before + 1;
+            if (seen_count == seen_cap) {
+                int32_t *grown = (int32_t *)malloc(sizeof(int32_t) * 4 * (size_t)seen_cap);
+                if (!grown) { PyErr_NoMemory(); goto fail; }
+                memcpy(grown, seen, sizeof(int32_t) * 2 * (size_t)seen_count);
+                if (seen != seen_small) free(seen);
+                seen = grown;
+                seen_cap *= 2;
+            }
+            seen[2 * seen_count] = before;
+            seen[2 * seen_count + 1] = after;
+            seen_count++;
+        }
+        rows[2 * i + 1] = after;
+    }
+    if (seen != seen_small) free(seen);
+    return out;
+fail:
+    if (seen != seen_small) free(seen);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"lexeme_part", lexeme_part, METH_VARARGS,
      "lexeme_part(byte, depth, end, table, accepting, start, max_depth, lexer, cell, bits, node_token_start, "
@@ -1223,6 +1292,9 @@ static PyMethodDef methods[] = {
     {"plain_split", plain_split, METH_VARARGS,
      "plain_split(table, state, where, firsts[, mutation, cell])\n"
      "Where most plain characters lead a lexer state, and the first bytes whose characters all go there (masking/slices.py)."},
+    {"rename_column", rename_column, METH_VARARGS,
+     "rename_column(pairs, rename[, mutation]) -> bytes\n"
+     "A copy of int32 (node, state) rows with each state renamed by rename(state), asked once per distinct state."},
     {"set_token_bits", set_token_bits, METH_VARARGS,
      "set_token_bits(nodes, node_token_start, node_token_ids, bits[, mutation])\n"
      "Set the bit of every token spelled at the given trie nodes (masking/walk.py)."},

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from functools import partial
 from collections.abc import Set as AbstractSet
 
 import numpy as np
@@ -42,7 +43,7 @@ from ..vocab import Vocabulary
 from .bitmask import bitmask_words
 from .slices import (absorbs_plain, plain_ascii_reach, plain_run, plain_split, plain_successor,
                      string_slice)
-from .walk import Boundaries, BoundaryWalker, LexemeWalker, ReachedPairs, add_token_bits
+from .walk import Boundaries, BoundaryWalker, LexemeWalker, ReachedPairs, add_token_bits, renamed_boundaries
 
 _UNKNOWN = object()
 #: Fewest plain ASCII bytes (of 93) a split must send to its target to be used: below that, the
@@ -208,18 +209,9 @@ class Masker:
         if _TWIN_NOT_RENAMED:
             names = {origin: origin for origin in names}
         if isinstance(boundaries, np.ndarray):
-            # a state or three among up to thousands of boundaries: each renamed once, its rows
-            # found by one comparison over the column (no Python int per row)
-            boundaries = boundaries.copy()
-            column = boundaries[:, 1]
-            left = column.copy()
-            while len(left):
-                before = int(left[0])
-                after = dfa.renamed(before, names)
-                if after != before:
-                    column[column == before] = after if _RENAME_MUTATION != 1 else before + 1
-                left = left[left != before]
-            boundaries.flags.writeable = False
+            # a state or three among up to thousands of boundaries: each renamed once, in one
+            # pass (no Python int per row)
+            boundaries = renamed_boundaries(boundaries, partial(dfa.renamed, names=names), _RENAME_MUTATION)
         else:
             renamed = {before: dfa.renamed(before, names) for before in {b for _node, b in boundaries}}
             boundaries = [(node, renamed[before]) for node, before in boundaries]

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import grammar_decode as gd
 from grammar_decode.kernels import selected
@@ -478,3 +479,62 @@ def test_the_boundary_callback_protocol() -> None:
     assert parses == ["parse", "after"] and count == 1
     pairs = np.frombuffer(reached, dtype=np.int32).reshape(-1, 2)
     assert pairs[pairs[:, 0] != -3].tolist() == [[0, 1]]  # lexer state 0 with the parse numbered 1
+
+
+# --- renaming a twin's boundaries (``walk.renamed_boundaries``, ``_walk.rename_column``) ----------
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(-1, 40)), max_size=200),
+       shift=st.integers(-3, 3), mutation=st.sampled_from([0, 1]))
+def test_renamed_boundaries_equal_the_numpy_reference(rows: list[tuple[int, int]], shift: int, mutation: int) -> None:
+    boundaries = np.array(rows, dtype=np.int32).reshape(-1, 2)
+    asked: list[int] = []
+
+    def rename(state: int) -> int:
+        asked.append(state)
+        return state + shift if state % 3 else state  # some states keep their name
+
+    found = walk.renamed_boundaries(boundaries, rename, mutation)
+    distinct = len(set(boundaries[:, 1].tolist()))
+    assert sorted(asked) == sorted(set(boundaries[:, 1].tolist())), "each distinct state asked once"
+    expected = walk.python_renamed_boundaries(boundaries, rename, mutation)
+    assert found.dtype == np.int32 and found.shape == boundaries.shape and not found.flags.writeable
+    assert np.array_equal(found, expected) and len(asked) == 2 * distinct
+    assert np.array_equal(found[:, 0], boundaries[:, 0]), "the nodes are kept"
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_new_name_that_is_another_rows_old_one_is_not_renamed_again(monkeypatch: pytest.MonkeyPatch,
+                                                                        compiled: bool) -> None:
+    """A twin's origins and its own may overlap (origin 1 renamed to 2, 2 to 3), so a boundary
+    state's new name can be another boundary's old one. Renaming in place by comparing the column
+    being renamed (what the masker did before) renamed such rows twice: (1, e) to (2, e), then on
+    to (3, e)."""
+    monkeypatch.setattr(walk, "COMPILED", compiled)
+    boundaries = np.array([[0, 34], [1, 35], [2, 34]], dtype=np.int32)
+    assert walk.renamed_boundaries(boundaries, lambda s: s + 1)[:, 1].tolist() == [35, 36, 35]
+
+
+def test_a_broken_renaming_is_told_from_the_reference() -> None:
+    """Mutation 1 (a renamed state written as itself plus one) differs wherever a state is renamed
+    to anything but that: the comparison above can fail."""
+    boundaries = np.array([[5, 10], [6, 11], [7, 10]], dtype=np.int32)
+    good = walk.renamed_boundaries(boundaries, lambda s: s + 7)
+    assert good[:, 1].tolist() == [17, 18, 17]
+    assert walk.renamed_boundaries(boundaries, lambda s: s + 7, 1)[:, 1].tolist() == [11, 12, 11]
+
+
+def test_bad_renaming_inputs_are_refused() -> None:
+    with pytest.raises(TypeError):
+        walk._walk.rename_column(np.zeros((2, 2), dtype=np.int32), 3)
+    with pytest.raises(ValueError, match="rows"):
+        walk._walk.rename_column(b"\0" * 12, lambda s: s)
+    with pytest.raises(ZeroDivisionError):  # the callback's error comes through, nothing leaks
+        walk._walk.rename_column(np.zeros((2, 2), dtype=np.int32), lambda s: 1 // 0)
+    with pytest.raises(OverflowError):
+        walk._walk.rename_column(np.zeros((1, 2), dtype=np.int32), lambda s: 1 << 40)
+    with pytest.raises(TypeError):
+        walk._walk.rename_column(np.zeros((1, 2), dtype=np.int32), lambda s: "x")
+    many = np.stack([np.arange(100, dtype=np.int32), np.arange(100, dtype=np.int32)], axis=1)
+    assert walk._walk.rename_column(many, lambda s: -s) == np.stack([many[:, 0], -many[:, 1]], axis=1).tobytes()

@@ -24,6 +24,7 @@ import grammar_decode as gd  # noqa: E402
 from grammar_decode.engine import parser as parser_module
 from grammar_decode.engine import parser_compiled as parser_compiled_module
 from grammar_decode.engine import parser_tables as parser_tables_module
+from grammar_decode.engine import recognizer as recognizer_module
 from grammar_decode.frontends.json_schema import lexemes as json_lexemes
 from grammar_decode.ir.regex import ExprSet, shared_exprs
 from grammar_decode.masking import masker as masker_module
@@ -225,6 +226,12 @@ def a_label_splits_too_coarse(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ALabelGuard, "splits", lambda self, tag: ())
 
 
+def start_key_missing_an_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parse state's origins key (the lexer start it looks up) leaves out the last expected
+    lexeme's origin: the lexeme it names can never begin there."""
+    monkeypatch.setattr(recognizer_module, "_ORIGINS_MUTATION", 1)
+
+
 VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "A-labels not vouched for": a_labels_not_vouched_for,
     "A-label splits too coarse": a_label_splits_too_coarse,
@@ -239,6 +246,7 @@ VARIANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "twin not renamed": twin_not_renamed,
     "twin renamed wrongly": twin_renamed_wrongly,
     "plain absorption unchecked": plain_absorption_unchecked,
+    "start key missing an origin": start_key_missing_an_origin,
 }
 
 

@@ -33,8 +33,11 @@
    Store.live_states() -> int
    Store.set_rest(rest) (int64 per position, >= 2**60 for none): the completion costs' table.
    Store.parse_cost(state) -> int | inf; Store.after_costs(state) -> {lexeme: int | inf}
+   Store.set_origins(origin_of[, mutation]): per lexeme its lexer origin (int32), set once;
+       mutation (tests only): 1 leaves the last origin out of every origins_key.
    ParseState.scan(lexemes: frozenset) -> ParseState | None; .accepting, .depth, .threads,
-   .expected, .lexer_start (settable). */
+   .expected, .origins_key (the expected lexemes' origins as LexemeDFA.start_key's bytes),
+   .lexer_start (settable). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -79,7 +82,10 @@ typedef struct {
     int64_t cost;
     PyObject *handle;  /* borrowed: the handle clears it as it goes */
 } State;
-typedef struct { int32_t *items; int32_t count, refs, chain; uint32_t hash; int32_t lexer_start; PyObject *frozen; } Expect;
+typedef struct {
+    int32_t *items; int32_t count, refs, chain; uint32_t hash; int32_t lexer_start;
+    PyObject *frozen, *origins;  /* made on demand: the frozenset of items, the origins key (bytes) */
+} Expect;
 typedef struct { int32_t *items; int32_t count; uint8_t ignored; } LexSet;
 
 /* A chained hash table of record ids (the chain runs through the records' `chain`). */
@@ -99,6 +105,7 @@ typedef struct {
     Expect *expects; int32_t nexpects, cap_expects, free_expects; Table expect_table;
     LexSet *lexsets; int32_t nlexsets, cap_lexsets;
     PyObject *lexset_ids;  /* dict: frozenset of lexemes -> lexset id */
+    int32_t *origin_of; int origin_mutation;  /* per lexeme: its lexer origin (set_origins), or NULL */
     /* scratch of one scan */
     int32_t *pos_first, *pos_last;   /* per position: first and last part (indices into parts), NONE */
     Vec part_set, part_next, touched, work, temps, items, items2, release_stack;
@@ -254,11 +261,12 @@ static void release_expect(Store *S, int32_t id) {
     free(e->items);
     e->items = NULL;
     e->count = -1;
-    PyObject *frozen = e->frozen;
-    e->frozen = NULL;
+    PyObject *frozen = e->frozen, *origins = e->origins;
+    e->frozen = e->origins = NULL;
     e->chain = S->free_expects;
     S->free_expects = id;
-    Py_XDECREF(frozen);  /* a frozenset of ints: its deallocation calls nothing of ours */
+    Py_XDECREF(frozen);  /* a frozenset of ints, bytes: their deallocation calls nothing of ours */
+    Py_XDECREF(origins);
 }
 
 static void release_state(Store *S, int32_t id) {
@@ -691,7 +699,7 @@ static int32_t expect_intern(Store *S, const int32_t *threads, int32_t count) {
     e->refs = 1;
     e->hash = h;
     e->lexer_start = NONE;
-    e->frozen = NULL;
+    e->frozen = e->origins = NULL;
     if (table_insert(S, &S->expect_table, id, chain_expects, hash_expects, S->nexpects, expect_live) < 0) {
         free(e->items);
         e->count = -1;
@@ -1012,6 +1020,49 @@ static PyObject *Handle_get_expected(Handle *self, void *closure) {
     return S->expects[e].frozen;
 }
 
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The lexer origins of the expected lexemes as engine/dfa.py's _set_key writes a set of origins
+   (sorted, each once, four bytes each in the machine's order): the key LexemeDFA.start_key looks
+   the start state up by, made once per expected set. */
+static PyObject *Handle_get_origins_key(Handle *self, void *closure) {
+    Store *S = self->store;
+    if (!S->origin_of) {
+        PyErr_SetString(PyExc_RuntimeError, "origins_key needs Store.set_origins first");
+        return NULL;
+    }
+    int32_t e = S->states[self->id].expected;
+    if (!S->expects[e].origins) {
+        int32_t n = S->expects[e].count;
+        uint32_t *keys = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        if (!keys) return PyErr_NoMemory();
+        for (int32_t i = 0; i < n; i++) {
+            int32_t lexeme = S->expects[e].items[i];
+            if (lexeme < 0 || lexeme >= S->nlexemes) {
+                free(keys);
+                PyErr_SetString(PyExc_SystemError, "origins_key: an expected lexeme outside the store's");
+                return NULL;
+            }
+            keys[i] = (uint32_t)S->origin_of[lexeme];
+        }
+        qsort(keys, (size_t)n, sizeof(uint32_t), compare_u32);
+        int32_t kept = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (!kept || keys[kept - 1] != keys[i]) keys[kept++] = keys[i];
+        if (S->origin_mutation == 1 && kept) kept--;  /* tests only: the last origin left out */
+        PyObject *key = PyBytes_FromStringAndSize((const char *)keys, (Py_ssize_t)kept * 4);
+        free(keys);
+        if (!key) return NULL;
+        if (S->expects[e].origins) Py_DECREF(key);
+        else S->expects[e].origins = key;
+    }
+    Py_INCREF(S->expects[e].origins);
+    return S->expects[e].origins;
+}
+
 static PyObject *Handle_get_lexer_start(Handle *self, void *closure) {
     Store *S = self->store;
     State *st = &S->states[self->id];
@@ -1050,6 +1101,9 @@ static PyGetSetDef Handle_getset[] = {
     {"depth", (getter)Handle_get_depth, NULL, "Nesting depth of the text read (0 without a limit).", NULL},
     {"threads", (getter)Handle_get_threads, NULL, "(position, return-point set id) per thread.", NULL},
     {"expected", (getter)Handle_get_expected, NULL, "The lexemes that may come next (ignored ones included).",
+     NULL},
+    {"origins_key", (getter)Handle_get_origins_key, NULL,
+     "The expected lexemes' lexer origins, sorted, as bytes (LexemeDFA.start_key's key; Store.set_origins first).",
      NULL},
     {"lexer_start", (getter)Handle_get_lexer_start, (setter)Handle_set_lexer_start,
      "The lexer state that begins the next lexeme, once set (shared by states expecting the same).", NULL},
@@ -1098,7 +1152,11 @@ static void Store_dealloc(Store *S) {
     for (int32_t i = 0; i < S->nstates; i++)
         if (S->states[i].live) { free(S->states[i].threads); free(S->states[i].memo); }
     for (int32_t i = 0; i < S->nexpects; i++)
-        if (S->expects[i].count >= 0) { free(S->expects[i].items); Py_XDECREF(S->expects[i].frozen); }
+        if (S->expects[i].count >= 0) {
+            free(S->expects[i].items);
+            Py_XDECREF(S->expects[i].frozen);
+            Py_XDECREF(S->expects[i].origins);
+        }
     for (int32_t i = 0; i < S->nlexsets; i++) free(S->lexsets[i].items);
     void *arrays[] = {S->symbols, S->lex_off, S->lex_items, S->other_off, S->other_items, S->ignored,
                       S->lexeme_net, S->peak_rest, S->net_rest, S->rest, S->conts, S->sets, S->states,
@@ -1106,7 +1164,7 @@ static void Store_dealloc(Store *S) {
                       S->state_table.buckets, S->expect_table.buckets, S->pos_first, S->pos_last,
                       S->part_set.data, S->part_next.data, S->touched.data, S->work.data, S->temps.data,
                       S->items.data, S->items2.data, S->release_stack.data, S->seen_keys, S->seen_stamp,
-                      S->memo_keys.data, S->memo_index.data};
+                      S->memo_keys.data, S->memo_index.data, S->origin_of};
     for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) free(arrays[i]);
     Py_XDECREF(S->lexset_ids);
     Py_TYPE(S)->tp_free((PyObject *)S);
@@ -1203,6 +1261,36 @@ static PyObject *Store_initial(Store *S, PyObject *args) {
 }
 
 static PyObject *Store_live_states(Store *S, PyObject *unused) { return PyLong_FromLong(S->live); }
+
+/* Store.set_origins(origin_of[, mutation]): per lexeme its lexer origin (int32, >= 0), which
+   ParseState.origins_key reads; set once, before any key is asked for. */
+static PyObject *Store_set_origins(Store *S, PyObject *args) {
+    PyObject *array;
+    int mutation = 0;
+    if (!PyArg_ParseTuple(args, "O|i", &array, &mutation)) return NULL;
+    int32_t *values;
+    Py_ssize_t n;
+    if (copy_buffer(array, 4, (void **)&values, &n) < 0) return NULL;
+    if (n != S->nlexemes) {
+        free(values);
+        PyErr_SetString(PyExc_ValueError, "set_origins: one origin per lexeme");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (values[i] < 0) {
+            free(values);
+            PyErr_SetString(PyExc_ValueError, "set_origins: an origin is >= 0");
+            return NULL;
+        }
+    if (S->origin_of) {
+        free(values);
+        PyErr_SetString(PyExc_RuntimeError, "set_origins: the origins are set once");
+        return NULL;
+    }
+    S->origin_of = values;
+    S->origin_mutation = mutation;
+    Py_RETURN_NONE;
+}
 
 static PyObject *Store_set_rest(Store *S, PyObject *rest) {
     int64_t *values;
@@ -1379,6 +1467,7 @@ static PyMethodDef Store_methods[] = {
     {"live_states", (PyCFunction)Store_live_states, METH_NOARGS, "How many states are alive."},
     {"held_bytes", (PyCFunction)Store_held_bytes, METH_NOARGS, "Bytes the store's tables hold."},
     {"set_rest", (PyCFunction)Store_set_rest, METH_O, "The completion costs' table (int64 per position)."},
+    {"set_origins", (PyCFunction)Store_set_origins, METH_VARARGS, "Per lexeme its lexer origin (int32), once."},
     {"parse_cost", (PyCFunction)Store_parse_cost, METH_O, "Fewest bytes completing the text from a state."},
     {"after_costs", (PyCFunction)Store_after_costs, METH_O, "Per expected lexeme: fewest bytes after it."},
     {NULL}};

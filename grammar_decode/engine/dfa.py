@@ -302,6 +302,18 @@ class LexemeDFA:
         with hundreds of keys is hundreds of origins)."""
         key = _set_key(origins)
         found = self._starts.get(key)
+        return found if found is not None else self._new_start(key, origins)
+
+    def start_key(self, key: bytes) -> int:
+        """``start`` of the set of origins whose ``_set_key`` is ``key`` (sorted, four bytes each:
+        ``ParseState.origins_key`` makes it in C, so a parse state's lexer start costs a dict
+        lookup where the DFA has met the set, no Python set or sort)."""
+        found = self._starts.get(key)
+        return found if found is not None else self._new_start(key, frozenset(array("I", key)))
+
+    def _new_start(self, key: bytes, origins: frozenset[int]) -> int:
+        """``start``'s miss: the state made and cached under ``key`` (``origins``' ``_set_key``)."""
+        found = self._starts.get(key)
         if found is None:
             unguarded = origins.isdisjoint(self._guarded)
             if unguarded and self._store is not None and _STARTS_IN_C:

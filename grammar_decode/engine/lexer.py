@@ -95,6 +95,11 @@ class Lexer:
             found = self._starts[key] = self.dfa.start(frozenset(origin_of[lexeme] for lexeme in key))
         return found
 
+    def start_key(self, key: bytes) -> int:
+        """``start`` of the lexemes whose origins' ``_set_key`` is ``key`` (``LexemeDFA.start_key``;
+        ``ParseState.origins_key`` gives it for a parse state's expected lexemes)."""
+        return self.dfa.start_key(key)
+
     def without(self, state: int, lexeme: int, excluded: int) -> int:
         """``state`` with the texts of ``excluded`` (an expression) taken out of ``lexeme``'s
         remaining language: a new state (interned, so equal requests give equal states), or

@@ -64,6 +64,12 @@ class CompiledParser:
     #: only ``initial`` and the states' ``scan``
     accepts = Parser.accepts
 
+    def set_origins(self, origin_of: Sequence[int], mutation: int = 0) -> None:
+        """Per lexeme its lexer origin (``Lexer.origin_of``), once: ``ParseState.origins_key`` then
+        gives a state's expected lexemes as the lexer's start key. ``mutation`` 1 (tests only)
+        leaves the last origin out of every key."""
+        self._store.set_origins(np.asarray(origin_of, dtype=np.int32), mutation)
+
     def live_states(self) -> int:
         """How many parse states are alive (held by a matcher, a cache or a caller)."""
         return int(self._store.live_states())

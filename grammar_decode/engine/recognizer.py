@@ -27,9 +27,15 @@ from ..limits import check_deadline
 from ..ir.grammar import Grammar
 from .lexer import DEAD, Lexer
 from .parser import ParseState
-from .parser_compiled import new_parser
+from .parser_compiled import CompiledParser, new_parser
 
 State = tuple[int, ParseState, bool]
+
+#: Whether a compiled parse state's lexer start is looked up by its origins key
+#: (``ParseState.origins_key``); tests turn it off to compare with ``Lexer.start``.
+_STARTS_BY_KEY = True
+#: Tests only: 1 builds the origins keys leaving the last origin out (a deliberately broken key).
+_ORIGINS_MUTATION = 0
 
 
 class Recognizer:
@@ -40,6 +46,11 @@ class Recognizer:
         self.exprs = grammar.exprs
         self.lexer = Lexer(grammar.exprs, grammar.lexeme_exprs, grammar.guards)
         self.parser = new_parser(grammar, max_size)
+        #: whether parse states give their expected lexemes' origins as a key (the compiled
+        #: parser: ``ParseState.origins_key``), so a new lexer start is one dict lookup
+        self._starts_by_key = _STARTS_BY_KEY and isinstance(self.parser, CompiledParser)
+        if self._starts_by_key:
+            self.parser.set_origins(self.lexer.origin_of, _ORIGINS_MUTATION)
         check_deadline()
         self.initial: State = self.boundary(self.parser.initial)
         check_deadline()
@@ -49,7 +60,8 @@ class Recognizer:
         parser is this recognizer's own)."""
         found = parse.lexer_start
         if found is None:
-            found = parse.lexer_start = self.lexer.start(parse.expected)
+            found = parse.lexer_start = self.lexer.start_key(parse.origins_key) if self._starts_by_key \
+                else self.lexer.start(parse.expected)
         return found
 
     def boundary(self, parse: ParseState) -> State:

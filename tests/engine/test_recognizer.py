@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 
+import numpy as np
 import pytest
 
 import grammar_decode as gd
+from grammar_decode.engine import recognizer as recognizer_module
+from grammar_decode.engine.dfa import _set_key
+from grammar_decode.engine.lexer import Lexer
+from grammar_decode.engine.parser_compiled import CompiledParser
 from grammar_decode.frontends.json_schema.lexemes import EXPONENT_DIGITS_MAX, INTEGER_DIGITS_MAX
+from grammar_decode.ir.regex import shared_exprs
+from grammar_decode.limits import Limits
 
 from helpers import ORDER, PERSON, walker
 
@@ -204,3 +212,95 @@ def test_canonical_completion_is_shortest_and_consistent(name: str) -> None:
             state = automaton.step(state, byte)
             if state is None:
                 break
+
+
+# --- lexer start states looked up by the parse state's origins key ---------------------------------
+
+_START_DOCUMENTS = [
+    (ORDER, {"id": 7, "status": "new", "items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "note": None}),
+    (PERSON, {"name": "Ann", "age": 31, "active": True}),
+    ({"type": "object", "properties": {f"k{i}": {"type": ["integer", "string"]} for i in range(9)},
+      "required": ["k4"]}, {"k1": 1, "k4": "x", "k8": 2}),
+    ({"type": "array", "items": {"type": "string", "format": "hostname"}}, ["xn--9n2bp8q.example.com", "a.b"]),
+]
+
+
+def _parse_states(grammar: gd.CompiledGrammar, text: bytes) -> list:
+    """Every parse state after a lexeme of ``text``, byte by byte, and the ones those restart from."""
+    recognizer, state, seen = grammar.recognizer, grammar.recognizer.initial, []
+    for byte in text:
+        seen.append(state[1])
+        state = recognizer.step(state, byte)
+        assert state is not None
+    seen.append(state[1])
+    return seen
+
+
+@pytest.mark.parametrize("index", range(len(_START_DOCUMENTS)))
+def test_origins_keys_are_the_lexers_start_sets(index: int) -> None:
+    """``ParseState.origins_key`` is ``_set_key`` of the expected lexemes' origins, and the start
+    state it looks up is the one ``Lexer.start`` makes from the expected set, at every parse state
+    of a document (guarded lexemes included: the hostname's)."""
+    schema, document = _START_DOCUMENTS[index]
+    grammar = gd.compile_json_schema(schema)
+    recognizer = grammar.recognizer
+    assert recognizer._starts_by_key == (os.environ.get("GRAMMAR_DECODE_WALK") != "python")
+    if not recognizer._starts_by_key:
+        return  # the reference parser: no keys, Lexer.start throughout
+    lexer = recognizer.lexer
+    states = _parse_states(grammar, json.dumps(document).encode())
+    for parse in states:
+        expected = parse.expected
+        assert parse.origins_key == _set_key(frozenset(lexer.origin_of[lexeme] for lexeme in expected))
+        assert lexer.start_key(parse.origins_key) == lexer.start(expected)
+        assert recognizer.lexer_start(parse) == lexer.start(expected)
+    assert len({parse.origins_key for parse in states}) > 1
+
+
+def test_masks_are_the_same_with_starts_by_key_or_by_set(monkeypatch: pytest.MonkeyPatch,
+                                                         gpt2: gd.Vocabulary) -> None:
+    """Whole masks along documents with the lexer starts looked up by key (fresh grammars on a
+    fresh expression set each way, so that neither finds the other's states made)."""
+    masks = {}
+    for by_key in (True, False):
+        monkeypatch.setattr(recognizer_module, "_STARTS_BY_KEY", by_key)
+        shared_exprs().retire()
+        found = []
+        for schema, document in _START_DOCUMENTS[:3]:
+            grammar = gd.compile_json_schema(schema, limits=Limits(cache_bytes=(64 << 20) + 2 * by_key))
+            assert grammar.recognizer._starts_by_key is (by_key and os.environ.get("GRAMMAR_DECODE_WALK") != "python")
+            masker, recognizer = grammar.masker(gpt2), grammar.recognizer
+            state = recognizer.initial
+            for byte in json.dumps(document).encode():
+                found.append(np.flatnonzero(masker.mask(state)))
+                state = recognizer.step(state, byte)
+        masks[by_key] = found
+    assert len(masks[True]) == len(masks[False]) > 50
+    assert all(np.array_equal(a, b) for a, b in zip(masks[True], masks[False]))
+
+
+def test_a_key_missing_an_origin_is_told_apart() -> None:
+    """A store that leaves the last origin out of every key (mutation 1) gives keys the
+    comparison above rejects."""
+    grammar = gd.compile_json_schema(_START_DOCUMENTS[0][0]).recognizer.grammar
+    parser = CompiledParser(grammar)
+    lexer = Lexer(grammar.exprs, grammar.lexeme_exprs, grammar.guards)
+    parser.set_origins(lexer.origin_of, 1)
+    parse = parser.initial
+    assert parse.origins_key != _set_key(frozenset(lexer.origin_of[lexeme] for lexeme in parse.expected))
+
+
+def test_bad_origins_are_refused() -> None:
+    grammar = gd.compile_json_schema({"type": "array", "items": {"type": "integer"}}).recognizer.grammar
+    parser = CompiledParser(grammar)
+    with pytest.raises(RuntimeError, match="set_origins"):
+        parser.initial.origins_key
+    count = len(grammar.lexeme_exprs)
+    with pytest.raises(ValueError, match="one origin per lexeme"):
+        parser.set_origins([0] * (count + 1))
+    with pytest.raises(ValueError, match=">= 0"):
+        parser.set_origins([-1] * count)
+    parser.set_origins(list(range(count)))
+    with pytest.raises(RuntimeError, match="once"):
+        parser.set_origins(list(range(count)))
+    assert parser.initial.origins_key == _set_key(frozenset(parser.initial.expected))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import grammar_decode as gd
+from grammar_decode.masking import unique as unique_module
 from grammar_decode.masking.bitmask import pack_mask
 from grammar_decode.masking.unique import unique_mask, unique_packed
 from grammar_decode.oracle.recognizer import ReferenceRecognizer
@@ -136,3 +137,22 @@ def test_delimiter_counts_equal_a_count_per_token(gpt2: gd.Vocabulary, delimiter
             if ordinary[token] else (0, 0)
         assert (total[token], later[token]) == expected, (token, data)
     assert total.max() >= 2 and (total > later).any()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_replays_from_shared_prefixes_drop_what_one_by_one_replays_drop(name: str, gpt2: gd.Vocabulary) -> None:
+    """``_dropped`` (each candidate replayed from the longest prefix another one reached) against
+    a replay of each candidate from the position, over every token of the vocabulary holding a
+    delimiter (not only the mask's candidates: more prefixes shared, more dropped), at every
+    prefix of the cases."""
+    schema, _values, prefixes = CASES[name]
+    unique = gd.compile_json_schema(schema).unique
+    with_delimiter = np.array([t for t, data in enumerate(gpt2.tokens) if b'"' in data and gpt2.ordinary_mask()[t]])
+    assert len(with_delimiter) > 100
+    dropped_any = False
+    for prefix in prefixes:
+        position = unique.feed(unique.initial, prefix.encode())
+        shared = unique_module._dropped(unique, position, with_delimiter, gpt2)
+        assert shared == unique_module._dropped_one_by_one(unique, position, with_delimiter, gpt2), prefix
+        dropped_any |= bool(shared)
+    assert dropped_any

@@ -69,7 +69,7 @@
    walk and the vocabulary).
 
    boundary_part(byte, depth, end, table, accepting, pairs, max_depth, recognizer, lexer, parses, known, cell
-                 [, mutation, first_slots]) -> (nodes, reached, count)
+                 [, mutation, first_slots, starts]) -> (nodes, reached, count)
 
    The boundary walk of masking/walk.py in one call: the subtrees below the boundaries a lexeme
    walk met, where the lexeme read so far ends, the parse scans it and the lexer restarts on what
@@ -90,7 +90,7 @@
                       Recognizer.restart answers it: the parse's scan of the lexemes matched (its
                       `scan` method) and the `lexer_start` the parse after it holds. A state whose
                       matches the dict has not met yet, or a parse after whose lexer_start is not set
-                      yet (its lexer start state is new), goes to recognizer.restart.
+                      yet goes to recognizer.restart, unless `starts` has its start state.
    cell:              as walk_lexeme's.
    mutation:          tests only: 4 keeps the parse from before a boundary inside a token instead
                       of the one after its scan; 5 drops the subtrees of boundaries inside a token;
@@ -101,6 +101,9 @@
                       begins the next lexeme or DEAD), 4 int32 a slot; the pairs (lexer state,
                       parse number) the allowed nodes lead to, 2 a slot. Each doubles when half
                       full.
+   starts:            None, or the lexer DFA's start states by origins key (LexemeDFA._starts):
+                      with `known`, a parse after a restart whose lexer_start is not set takes the
+                      state of its `origins_key` from it, where it is there (and sets it).
 
    Returns the allowed nodes (int32, in walk order, as bytes), the table of pairs reached (int32
    per slot, -3 where free, as bytes) and how many pairs it holds. The walk releases the GIL
@@ -614,11 +617,12 @@ static inline int64_t find_slot(const int32_t *table, int64_t slots, int width, 
    1 with *after (a parse number, -1: none) and *fresh set; 0 where Python must answer it; -1 with
    an exception. */
 static int known_restart(PyObject *known, long lex, long number, int mutation, long *after, long *fresh) {
-    static PyObject *scan_name = NULL, *start_name = NULL;
+    static PyObject *scan_name = NULL, *start_name = NULL, *key_name = NULL;
     if (!scan_name && !(scan_name = PyUnicode_InternFromString("scan"))) return -1;
     if (!start_name && !(start_name = PyUnicode_InternFromString("lexer_start"))) return -1;
+    if (!key_name && !(key_name = PyUnicode_InternFromString("origins_key"))) return -1;
     PyObject *accepting = PyTuple_GET_ITEM(known, 0), *parses = PyTuple_GET_ITEM(known, 1),
-             *numbers = PyTuple_GET_ITEM(known, 2);
+             *numbers = PyTuple_GET_ITEM(known, 2), *starts = PyTuple_GET_ITEM(known, 3);
     if (number < 0 || number >= PyList_GET_SIZE(parses)) {
         PyErr_SetString(PyExc_ValueError, "boundary_part: a parse number past the parses");
         return -1;
@@ -648,6 +652,27 @@ static int known_restart(PyObject *known, long lex, long number, int mutation, l
     if (!start) {
         Py_DECREF(scanned);
         return -1;
+    }
+    if (start == Py_None && starts != Py_None && mutation != 11) {
+        /* the parse's lexer start not set yet: the DFA's, where it has the state for the parse's
+           origins key (Recognizer.lexer_start's lookup), set on the parse as Python sets it */
+        PyObject *key = PyObject_GetAttr(scanned, key_name);
+        PyObject *made = key ? PyDict_GetItemWithError(starts, key) : NULL;  /* borrowed */
+        Py_XDECREF(key);
+        if (made) {
+            if (PyObject_SetAttr(scanned, start_name, made) < 0) {
+                Py_DECREF(start);
+                Py_DECREF(scanned);
+                return -1;
+            }
+            Py_DECREF(start);
+            Py_INCREF(made);
+            start = made;
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(start);
+            Py_DECREF(scanned);
+            return -1;
+        }
     }
     if (start == Py_None) {  /* a lexer start state not made yet: Python makes it */
         Py_DECREF(start);
@@ -737,11 +762,16 @@ static int python_restart(PyObject *recognizer, PyObject *parses, PyObject *numb
 /* boundary_part: see the top of this file. */
 static PyObject *boundary_part(PyObject *self, PyObject *args) {
     PyObject *o_byte, *o_depth, *o_end, *o_table, *o_acc, *o_pairs, *recognizer, *lexer, *parses, *o_known, *o_cell;
+    PyObject *o_starts = Py_None;
     long max_depth, first_slots = 64;
     int mutation = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOOlOOOOO|il", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_pairs, &max_depth,
-                          &recognizer, &lexer, &parses, &o_known, &o_cell, &mutation, &first_slots))
+    if (!PyArg_ParseTuple(args, "OOOOOOlOOOOO|ilO", &o_byte, &o_depth, &o_end, &o_table, &o_acc, &o_pairs, &max_depth,
+                          &recognizer, &lexer, &parses, &o_known, &o_cell, &mutation, &first_slots, &o_starts))
         return NULL;
+    if (o_starts != Py_None && !PyDict_Check(o_starts)) {
+        PyErr_SetString(PyExc_TypeError, "boundary_part: starts is a dict or None");
+        return NULL;
+    }
     if (valid_cell(o_cell, "boundary_part")) return NULL;
     if (!PyList_Check(parses) || PyList_GET_SIZE(parses) != 1 || (o_known != Py_None && !PyDict_Check(o_known))) {
         PyErr_SetString(PyExc_TypeError, "boundary_part: parses is a list of the one parse to start from, known a "
@@ -772,7 +802,7 @@ static PyObject *boundary_part(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_DECREF(zero);
-    if (o_known != Py_None && !(known = PyTuple_Pack(3, o_known, parses, numbers))) goto done;
+    if (o_known != Py_None && !(known = PyTuple_Pack(4, o_known, parses, numbers, o_starts))) goto done;
     {
         const int32_t *tops = (const int32_t *)b_pairs.view.buf;
         const Py_ssize_t n_tops = b_pairs.view.len / 8, stack_len = max_depth + 1;

@@ -56,6 +56,10 @@ _CELLS_IN_C = True
 #: the parse's scan, the ``lexer_start`` it holds); tests turn it off to have every restart asked
 #: of Python.
 _RESTARTS_IN_C = True
+#: Whether a restart the boundary kernel answers takes a new parse's lexer start from the DFA's
+#: start states by origins key (``ParseState.origins_key``) where they hold it, rather than asking
+#: Python (tests turn it off to compare).
+_STARTS_IN_C = True
 #: Tests only: a deliberately broken kernel (1: rejected subtrees not skipped; 2: boundaries lost;
 #: 3: the last token of each node left out of the bits).
 _MUTATION = 0
@@ -345,9 +349,11 @@ def _boundary_kernel(recognizer: Recognizer, arrays: tuple[np.ndarray, np.ndarra
         pairs = np.ascontiguousarray(np.asarray(boundaries, dtype=np.int32).reshape(-1, 2))
     parses: list[ParseState] = [parse]
     table, accepts = lexer.dense()
+    in_c = _RESTARTS_IN_C and known
+    starts = lexer.dfa._starts if in_c and _STARTS_IN_C and getattr(recognizer, "_starts_by_key", False) else None
     nodes, reached, count = _walk.boundary_part(*arrays, table, accepts, pairs, max_depth, recognizer, lexer, parses,
-                                                lexer.accepting if _RESTARTS_IN_C and known else None,
-                                                _cell_maker(lexer), _MUTATION, _FIRST_SLOTS)
+                                                lexer.accepting if in_c else None, _cell_maker(lexer), _MUTATION,
+                                                _FIRST_SLOTS, starts)
     return np.frombuffer(nodes, dtype=np.int32), ReachedPairs(reached, parses, count)
 
 

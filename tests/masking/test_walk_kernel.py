@@ -354,6 +354,39 @@ def test_restarts_are_answered_in_c_where_their_start_state_is_made(gpt2: gd.Voc
     assert asked and by_python[0].tolist() == slow_nodes and set(by_python[1]) == slow_reached
 
 
+def test_new_parses_take_their_lexer_start_from_the_dfa_in_c(gpt2: gd.Vocabulary,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parse the walk reaches whose ``lexer_start`` is not set yet, but whose origins key the
+    DFA has met (another recognizer of the grammar made the state), is answered in C: fewer
+    restarts asked of Python than with that turned off, the same walk as the Python walk's, and
+    the parse's ``lexer_start`` set to what ``Recognizer.lexer_start`` gives."""
+    grammar = gd.compile_json_schema(ORDER)
+    state = grammar.recognizer.feed(grammar.recognizer.initial, b'{"id": 12')
+    part = grammar.masker(gpt2).lexeme_part(state[0])
+    walk.compiled_boundary_walk(grammar.recognizer, part.trie, part.boundaries, state[1])  # the DFA's starts made
+    asked: list[int] = []
+    original = Recognizer.restart
+
+    def counted(self: Recognizer, lex: int, parse: object) -> object:
+        asked.append(lex)
+        return original(self, lex, parse)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Recognizer, "restart", counted)
+    counts = {}
+    for in_c in (True, False):
+        monkeypatch.setattr(walk, "_STARTS_IN_C", in_c)
+        fresh = Recognizer(grammar.recognizer.grammar)  # its own parse states: no lexer_start set
+        parse = fresh.feed(fresh.initial, b'{"id": 12')[1]
+        asked.clear()
+        nodes, reached = walk.compiled_boundary_walk(fresh, part.trie, part.boundaries, parse)
+        counts[in_c] = len(asked)
+        slow_nodes, slow_reached = walk.python_boundary_walk(fresh, part.trie, part.boundaries, parse)
+        assert nodes.tolist() == slow_nodes and set(reached) == slow_reached and len(slow_nodes)
+        for _lex, after in reached:
+            assert after.lexer_start == fresh.lexer.start(after.expected)
+    assert counts[True] < counts[False], counts
+
+
 def test_a_restart_answered_by_another_method_is_asked_of_python(gpt2: gd.Vocabulary) -> None:
     """A recognizer whose ``restart`` is not ``Recognizer.restart`` (a subclass's) has every
     restart asked of that method: the kernel answers only what it would answer alike."""
@@ -452,6 +485,9 @@ def test_bad_boundary_inputs_are_refused() -> None:
     with pytest.raises(TypeError):
         walk._walk.boundary_part(byte, depth, end, table, accepts, np.zeros((1, 2), dtype=np.int64), 1,
                                  ends_nowhere, lexer, ["parse"], None, None)
+    with pytest.raises(TypeError, match="starts"):  # starts: the DFA's dict, or None
+        walk._walk.boundary_part(byte, depth, end, table, accepts, np.zeros((1, 2), dtype=np.int32), 1,
+                                 ends_nowhere, lexer, ["parse"], None, None, 0, 64, [])
 
 
 def test_the_boundary_callback_protocol() -> None:

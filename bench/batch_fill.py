@@ -9,7 +9,9 @@ are all cold: grammars otherwise share them across compiles); *hit*: the same ro
 lexer warm*: the masks and lexeme parts cold but the lexer's states and cells made (the same rows
 filled once before, then compiled again with a cache budget of their own, which gives them
 lexeme-part caches of their own: what a server sees once its lexer has met the states), which
-tells the walks' share from the cells' (a cell is made with the GIL held). Llama-3 vocabulary (128k tokens). Prints medians over rounds and the ratio 2 threads / 1.
+tells the walks' share from the cells' (a cell is made with the GIL held). Llama-3 vocabulary (128k tokens). One and two
+threads take turns round by round; prints the medians over rounds, and as the ratio the median
+over rounds of each round's two threads over one.
 
     python bench/batch_fill.py [--rounds 5]
 """
@@ -65,9 +67,14 @@ def main() -> None:
     budgets = iter(range(1, 1 << 20))
     for batch in (1, 16, 64):
         out = np.zeros((batch, gd.bitmask_words(len(vocab))), dtype=np.int32)
-        for threads in (1, 2):
-            miss, hit, warm = [], [], []
-            for _ in range(args.rounds):
+        # per thread count: the miss, hit and lexer-warm times of each round; one and two threads
+        # take turns round by round (the first of each turn alternating), so the machine's drift
+        # over the run reaches both alike, and each round's ratio compares two fills minutes apart
+        # at most, not two halves of the run
+        times: dict[int, tuple[list[float], list[float], list[float]]] = {1: ([], [], []), 2: ([], [], [])}
+        for turn in range(args.rounds):
+            for threads in ((1, 2) if turn % 2 == 0 else (2, 1)):
+                miss, hit, warm = times[threads]
                 shared_exprs().retire()  # the next compiles start a new set: nothing built is shared
                 rows = _rows(vocab, batch)
                 started = time.perf_counter()
@@ -83,13 +90,18 @@ def main() -> None:
                 started = time.perf_counter()
                 gd.fill_bitmasks(rows, out, threads=threads)
                 warm.append(time.perf_counter() - started)
-            results[(batch, threads)] = (statistics.median(miss), statistics.median(hit), statistics.median(warm))
+        for threads in (1, 2):
+            results[(batch, threads)] = tuple(statistics.median(values) for values in times[threads])
+        # the ratio of each kind: the median over rounds of that round's two threads over one
+        results[(batch, "ratio")] = tuple(statistics.median(b / a for a, b in zip(one, two))
+                                          for one, two in zip(times[1], times[2]))
     table = []
     for batch in (1, 16, 64):
         (m1, h1, w1), (m2, h2, w2) = results[(batch, 1)], results[(batch, 2)]
-        table.append([batch, f"{m1 * 1000:.1f}", f"{m2 * 1000:.1f}", f"{m2 / m1:.2f}",
-                      f"{w1 * 1000:.1f}", f"{w2 * 1000:.1f}", f"{w2 / w1:.2f}",
-                      f"{h1 * 1000:.2f}", f"{h2 * 1000:.2f}", f"{h2 / h1:.2f}"])
+        rm, rh, rw = results[(batch, "ratio")]
+        table.append([batch, f"{m1 * 1000:.1f}", f"{m2 * 1000:.1f}", f"{rm:.2f}",
+                      f"{w1 * 1000:.1f}", f"{w2 * 1000:.1f}", f"{rw:.2f}",
+                      f"{h1 * 1000:.2f}", f"{h2 * 1000:.2f}", f"{rh:.2f}"])
     info = machine_info()
     print(render_table(f"fill_bitmasks, Llama-3 vocabulary, medians of {args.rounds} ({info['processor']}, {info['cpu_count']} cores)",
                        ["rows", "miss 1 thread (ms)", "miss 2 threads", "ratio", "miss, lexer warm: 1 thread",

@@ -1268,6 +1268,10 @@ static PyObject *Store_set_origins(Store *S, PyObject *args) {
     PyObject *array;
     int mutation = 0;
     if (!PyArg_ParseTuple(args, "O|i", &array, &mutation)) return NULL;
+    if (S->origin_of) {
+        PyErr_SetString(PyExc_RuntimeError, "set_origins: the origins are set once");
+        return NULL;
+    }
     int32_t *values;
     Py_ssize_t n;
     if (copy_buffer(array, 4, (void **)&values, &n) < 0) return NULL;
@@ -1282,11 +1286,6 @@ static PyObject *Store_set_origins(Store *S, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "set_origins: an origin is >= 0");
             return NULL;
         }
-    if (S->origin_of) {
-        free(values);
-        PyErr_SetString(PyExc_RuntimeError, "set_origins: the origins are set once");
-        return NULL;
-    }
     S->origin_of = values;
     S->origin_mutation = mutation;
     Py_RETURN_NONE;

@@ -312,20 +312,26 @@ class LexemeDFA:
         return found if found is not None else self._new_start(key, frozenset(array("I", key)))
 
     def _new_start(self, key: bytes, origins: frozenset[int]) -> int:
-        """``start``'s miss: the state made and cached under ``key`` (``origins``' ``_set_key``)."""
-        found = self._starts.get(key)
+        """``start``'s miss (``key`` not in ``start_states``): the state made and cached under ``key``
+        (``origins``' ``_set_key``)."""
+        found = None
+        unguarded = origins.isdisjoint(self._guarded)
+        if unguarded and self._store is not None and _STARTS_IN_C:
+            # in one C call (``Store.make_start``): the pairs, their emptiness, the state
+            # interned; None where an emptiness is left to Python's search
+            found = self._store.make_start(self._core, key, self.origins, self._live_origins)
         if found is None:
-            unguarded = origins.isdisjoint(self._guarded)
-            if unguarded and self._store is not None and _STARTS_IN_C:
-                # in one C call (``Store.make_start``): the pairs, their emptiness, the state
-                # interned; None where an emptiness is left to Python's search
-                found = self._store.make_start(self._core, key, self.origins, self._live_origins)
-            if found is None:
-                found = self._unguarded_start(origins) if unguarded else self._intern(
-                    [(origin, self.origins[origin][0]) for origin in origins],
-                    {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None})
-            self._starts[key] = found
+            found = self._unguarded_start(origins) if unguarded else self._intern(
+                [(origin, self.origins[origin][0]) for origin in origins],
+                {origin: guard.start for origin in origins if (guard := self._guard(origin)) is not None})
+        self._starts[key] = found
         return found
+
+    @property
+    def start_states(self) -> dict[bytes, int]:
+        """The start states made, by their origins' ``_set_key`` (``start_key``'s dict, read by the
+        boundary kernel; never written outside this class)."""
+        return self._starts
 
     def _unguarded_start(self, origins: frozenset[int]) -> int:
         """``start`` of origins none of which is guarded, in Python: the pairs of the origins whose

@@ -350,7 +350,7 @@ def _boundary_kernel(recognizer: Recognizer, arrays: tuple[np.ndarray, np.ndarra
     parses: list[ParseState] = [parse]
     table, accepts = lexer.dense()
     in_c = _RESTARTS_IN_C and known
-    starts = lexer.dfa._starts if in_c and _STARTS_IN_C and getattr(recognizer, "_starts_by_key", False) else None
+    starts = lexer.dfa.start_states if in_c and _STARTS_IN_C and getattr(recognizer, "_starts_by_key", False) else None
     nodes, reached, count = _walk.boundary_part(*arrays, table, accepts, pairs, max_depth, recognizer, lexer, parses,
                                                 lexer.accepting if in_c else None, _cell_maker(lexer), _MUTATION,
                                                 _FIRST_SLOTS, starts)

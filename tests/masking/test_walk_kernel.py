@@ -325,13 +325,9 @@ def test_the_boundary_tables_grow(gpt2: gd.Vocabulary, monkeypatch: pytest.Monke
     assert _compare_boundaries(gd.compile_json_schema(ORDER), gpt2, json.dumps(DOCUMENTS[3][1]).encode()) > 0
 
 
-def test_restarts_are_answered_in_c_where_their_start_state_is_made(gpt2: gd.Vocabulary,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernel answers a restart itself once the lexer start state after it is made: a walk
-    repeated asks Python for none, and finds what the Python walk finds; with the answers in C
-    turned off, every restart is Python's, and the walk is the same."""
-    grammar = gd.compile_json_schema(ORDER)
-    recognizer, masker = grammar.recognizer, grammar.masker(gpt2)
+def _count_restarts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``Recognizer.restart`` patched to note the lexer state of each call (what the boundary
+    kernel asks of Python), in the list returned."""
     asked: list[int] = []
     original = Recognizer.restart
 
@@ -340,6 +336,17 @@ def test_restarts_are_answered_in_c_where_their_start_state_is_made(gpt2: gd.Voc
         return original(self, lex, parse)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Recognizer, "restart", counted)
+    return asked
+
+
+def test_restarts_are_answered_in_c_where_their_start_state_is_made(gpt2: gd.Vocabulary,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel answers a restart itself once the lexer start state after it is made: a walk
+    repeated asks Python for none, and finds what the Python walk finds; with the answers in C
+    turned off, every restart is Python's, and the walk is the same."""
+    grammar = gd.compile_json_schema(ORDER)
+    recognizer, masker = grammar.recognizer, grammar.masker(gpt2)
+    asked = _count_restarts(monkeypatch)
     state = recognizer.feed(recognizer.initial, b'{"id": 12')
     part = masker.lexeme_part(state[0])
     first = walk.compiled_boundary_walk(recognizer, part.trie, part.boundaries, state[1])
@@ -364,14 +371,7 @@ def test_new_parses_take_their_lexer_start_from_the_dfa_in_c(gpt2: gd.Vocabulary
     state = grammar.recognizer.feed(grammar.recognizer.initial, b'{"id": 12')
     part = grammar.masker(gpt2).lexeme_part(state[0])
     walk.compiled_boundary_walk(grammar.recognizer, part.trie, part.boundaries, state[1])  # the DFA's starts made
-    asked: list[int] = []
-    original = Recognizer.restart
-
-    def counted(self: Recognizer, lex: int, parse: object) -> object:
-        asked.append(lex)
-        return original(self, lex, parse)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Recognizer, "restart", counted)
+    asked = _count_restarts(monkeypatch)
     counts = {}
     for in_c in (True, False):
         monkeypatch.setattr(walk, "_STARTS_IN_C", in_c)
